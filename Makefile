@@ -1,0 +1,13 @@
+# Thin convenience layer over ./hsdr-bench and CMake (the README's commands are ./hsdr-bench bench / test).
+.PHONY: bench test tables vectors clean
+bench:
+	./hsdr-bench bench
+test:
+	./hsdr-bench test
+# regenerate the committed constant tables and test vectors (then commit them)
+tables:
+	python3 scripts/gen_tables.py
+vectors:
+	/usr/bin/python3 vectors/generate.py
+clean:
+	rm -rf build build-sanitize build.configure.log build-sanitize.configure.log

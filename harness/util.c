@@ -1,0 +1,58 @@
+#include "util.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hsdr_errorf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+char *hsdr_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        hsdr_errorf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *grown = realloc(buf, cap + 1);
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    int read_error = ferror(f);
+    fclose(f);
+    if (!buf) {
+        hsdr_errorf(err, errlen, "%s: out of memory reading the file", path);
+        return NULL;
+    }
+    if (read_error) {
+        free(buf);
+        hsdr_errorf(err, errlen, "%s: read error", path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+int hsdr_glob_match(const char *pattern, const char *name)
+{
+    return fnmatch(pattern, name, 0) == 0;
+}

@@ -1,0 +1,17 @@
+/* Small shared helpers of the harness: file reading, error buffers, the exit-code convention. */
+#ifndef HSDR_UTIL_H
+#define HSDR_UTIL_H
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Exit codes of every hsdr command. */
+enum { HSDR_EXIT_OK = 0, HSDR_EXIT_FAIL = 1, HSDR_EXIT_USAGE = 2 };
+
+/* Whole file into a NUL-terminated buffer (caller frees). NULL with a message in err on failure. */
+char *hsdr_read_file(const char *path, size_t *len, char *err, size_t errlen);
+/* snprintf into err; returns -1 so callers can `return hsdr_errorf(...)`. */
+int hsdr_errorf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1 when name matches the shell glob pattern (fnmatch). */
+int hsdr_glob_match(const char *pattern, const char *name);
+
+#endif

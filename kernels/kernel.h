@@ -1,0 +1,88 @@
+/* The variant interface. Every implementation of a matvec path -- the scalar reference, baselines and HSDR
+ * experiments on every backend -- is one hsdr_variant in the ONE table of kernels/registry.c. The CLI, `hsdr check`,
+ * `hsdr list`, the tests (and later the matrix, gbench and plots) derive their lists from that table.
+ *
+ * A variant computes a batch-1 matvec over PTQ1_0 weights and fills the outputs it declares (HSDR_OUT_*); the
+ * checker compares every declared output for which a test vector has an expectation: integers exactly, floats
+ * within the tolerance of the variant's precision (spec/vectors.md). */
+#ifndef HSDR_KERNEL_H
+#define HSDR_KERNEL_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Canonical stage names (timers, likwid regions, results and plots all use hsdr_stage_name()). */
+typedef enum {
+    HSDR_STAGE_DECODE,
+    HSDR_STAGE_ENCODE,
+    HSDR_STAGE_ROUTE,
+    HSDR_STAGE_REDUCE,
+    HSDR_STAGE_SCALE,
+    HSDR_STAGE_MATERIALIZE,
+    HSDR_STAGE_MERGE,
+    HSDR_STAGE_CONVERT, /* one-off weight conversion, timed separately */
+    HSDR_STAGE_COUNT
+} hsdr_stage;
+#define HSDR_STAGE_BIT(s) (1u << (s))
+const char *hsdr_stage_name(hsdr_stage s);
+
+/* What a variant produces (checked against the vectors' expectations of the same name). */
+enum {
+    HSDR_OUT_CODEC = 1u << 0,  /* lns8_encode, ptq1_0_pack, ptq1_0_quantize cases */
+    HSDR_OUT_Y_EXACT = 1u << 1, /* y vs expect.y_exact */
+    HSDR_OUT_Y_Q8_0 = 1u << 2, /* y_f32 bit-identical to expect.y_q8_0 */
+    HSDR_OUT_Y_LNS8 = 1u << 3, /* y vs expect.y_lns8 / group_sum */
+    HSDR_OUT_A = 1u << 4,      /* A[8] per group, exact */
+    HSDR_OUT_C = 1u << 5,      /* state counts per group, exact */
+    HSDR_OUT_Q1516 = 1u << 6,  /* Q15.16 per group and per row, within the spec bound */
+    HSDR_OUT_FLNS = 1u << 7,   /* fLNS root (lambda, sign) per group, exact */
+};
+
+/* Inputs and outputs of one matvec. Output pointers are NULL when not wanted; a variant writes only those it
+ * declares. */
+typedef struct {
+    int K, N;                /* K a multiple of 128 */
+    const uint8_t *weights;  /* N * K/128 PTQ1_0 blocks, row-major */
+    const float *x;          /* K fp32 activations; NULL when only pre-encoded codes exist (group vectors) */
+    const uint8_t *codes;    /* K LNS8 codes with pre-scale prescale_e (encoded by the caller) */
+    int prescale_e;
+    int flns_F, flns_b;      /* fLNS parameters (spec/lns8.md section 5) */
+
+    double *y_f64;           /* N: variants of precision 64 */
+    float *y_f32;            /* N: variants of precision 32 */
+    int32_t *A;              /* N x K/128 x 8 */
+    int16_t *C;              /* N x K/128 x 128 (index = code k) */
+    int64_t *q_group;        /* N x K/128 */
+    int64_t *q_row;          /* N */
+    int32_t *flns_lambda;    /* N x K/128 */
+    int8_t *flns_sign;       /* N x K/128 */
+} hsdr_matvec_io;
+
+typedef struct hsdr_variant hsdr_variant;
+struct hsdr_variant {
+    const char *name;    /* unique, "<backend>.<idea>" */
+    const char *backend; /* reference | cpu | cuda | vulkan | metal */
+    const char *family;  /* exact | production | baseline | direct | stateset | tile64 | flns | q1516 | codec */
+    const char *summary; /* one line: the idea it adds */
+    unsigned outputs;    /* HSDR_OUT_* */
+    unsigned stages;     /* HSDR_STAGE_BIT(...) of the stages it has */
+    int precision;       /* 64 or 32: which y it writes and which float tolerance applies */
+    bool needs_x;        /* consumes fp32 activations (Q8 paths, exact) rather than LNS8 codes */
+    /* NULL when runnable here, else the reason it is not (no GPU, no AVX2, ...). */
+    const char *(*unavailable)(void);
+    /* Run the matvec. Returns 0, or non-zero with a message in err. */
+    int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+    /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
+    int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
+    int (*auto_prescale)(const float *x, size_t n, int *e, size_t *bad);
+};
+
+extern const hsdr_variant hsdr_registry[];
+extern const size_t hsdr_registry_count;
+
+/* The variant of that name, or NULL. */
+const hsdr_variant *hsdr_variant_find(const char *name);
+/* NULL when v can run here, else why not. */
+const char *hsdr_variant_unavailable(const hsdr_variant *v);
+
+#endif

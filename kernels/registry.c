@@ -1,0 +1,63 @@
+/* THE table of variants. Add a variant here and nowhere else. */
+#include <string.h>
+
+#include "kernel.h"
+#include "reference_variants.h"
+
+static const char *const stage_names[HSDR_STAGE_COUNT] = {
+    [HSDR_STAGE_DECODE] = "decode",   [HSDR_STAGE_ENCODE] = "encode", [HSDR_STAGE_ROUTE] = "route",
+    [HSDR_STAGE_REDUCE] = "reduce",   [HSDR_STAGE_SCALE] = "scale",   [HSDR_STAGE_MATERIALIZE] = "materialize",
+    [HSDR_STAGE_MERGE] = "merge",     [HSDR_STAGE_CONVERT] = "convert",
+};
+
+const char *hsdr_stage_name(hsdr_stage s)
+{
+    return (unsigned)s < HSDR_STAGE_COUNT ? stage_names[s] : "?";
+}
+
+#define ST(s) HSDR_STAGE_BIT(HSDR_STAGE_##s)
+
+const hsdr_variant hsdr_registry[] = {
+    {"ref.codec", "reference", "codec",
+     "LNS8 encoder (exact mantissa thresholds, auto pre-scale), PTQ1_0 pack/unpack in three decode forms, quantizer",
+     HSDR_OUT_CODEC, ST(ENCODE), 64, false, NULL, NULL, hsdr_ref_encode_lns8, hsdr_ref_auto_prescale},
+    {"ref.exact", "reference", "exact", "sum (t-1) * d * x in double-double: the fp64-or-better truth",
+     HSDR_OUT_Y_EXACT, ST(DECODE) | ST(REDUCE), 64, true, NULL, hsdr_ref_exact_matvec, NULL, NULL},
+    {"ref.q8_0", "reference", "production",
+     "production PTQ1_0 x Q8_0: x86 Q8_0 quantizer, fused fp32 sequence of spec/ptq1_0.md section 7",
+     HSDR_OUT_Y_Q8_0, ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), 32, true, NULL,
+     hsdr_ref_q8_0_matvec, NULL, NULL},
+    {"ref.direct", "reference", "direct", "direct 8-phase A[8] per group, G_g in double-double",
+     HSDR_OUT_Y_LNS8 | HSDR_OUT_A, ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), 64,
+     false, NULL, hsdr_ref_direct_matvec, NULL, NULL},
+    {"ref.stateset", "reference", "stateset", "128-lane activation state sets + POPCOUNT, folded to A[8]",
+     HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
+     ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), 64, false, NULL,
+     hsdr_ref_stateset_matvec, NULL, NULL},
+    {"ref.tile64", "reference", "tile64", "64-lane state sets (two tiles per group) + POPCOUNT, folded to A[8]",
+     HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
+     ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), 64, false, NULL,
+     hsdr_ref_tile64_matvec, NULL, NULL},
+    {"ref.flns", "reference", "flns", "direct A[8], then the fractional-LNS tree (F, b) per group",
+     HSDR_OUT_FLNS | HSDR_OUT_A, ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE), 64, false, NULL,
+     hsdr_ref_direct_matvec, NULL, NULL},
+    {"ref.q1516", "reference", "q1516", "direct A[8], Q15.16 per group with 31-bit constants, int64 row merge",
+     HSDR_OUT_Q1516 | HSDR_OUT_A,
+     ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MATERIALIZE) | ST(MERGE), 64, false, NULL,
+     hsdr_ref_direct_matvec, NULL, NULL},
+};
+
+const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];
+
+const hsdr_variant *hsdr_variant_find(const char *name)
+{
+    for (size_t i = 0; i < hsdr_registry_count; i++)
+        if (strcmp(hsdr_registry[i].name, name) == 0)
+            return &hsdr_registry[i];
+    return NULL;
+}
+
+const char *hsdr_variant_unavailable(const hsdr_variant *v)
+{
+    return v->unavailable ? v->unavailable() : NULL;
+}

@@ -1,0 +1,149 @@
+#include "matvec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp16.h"
+#include "hsdr.h"
+#include "lns8.h"
+#include "ptq1_0.h"
+
+float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, enum hsdr_fma_mode mode)
+{
+    float sumf = 0.0f;
+    for (int i = 0; i < K / HSDR_QK; i++) {
+        const uint8_t *blk = row + (size_t)i * HSDR_PTQ1_0_BYTES;
+        int8_t t[HSDR_QK];
+        hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+        float sumi = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            const hsdr_block_q8_0 *b = &y[4 * i + k];
+            int32_t isum = 0;
+            for (int j = 0; j < HSDR_Q8_BLOCK; j++)
+                isum += t[32 * k + j] * b->qs[j]; /* exact: |isum| <= 32 * 127 */
+            float dy = hsdr_fp16_to_fp32(b->d);
+            /* The project builds with -ffp-contract=off: the unfused line rounds the product, then the sum. */
+            sumi = mode == HSDR_FUSED ? fmaf(dy, (float)isum, sumi) : sumi + dy * (float)isum;
+        }
+        float dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+        sumf = mode == HSDR_FUSED ? fmaf(dw, sumi, sumf) : sumf + dw * sumi;
+    }
+    return sumf;
+}
+
+void hsdr_matvec_exact(const uint8_t *W, const float *x, int K, int N, double *y, double *abs_terms)
+{
+    int G = K / HSDR_QK;
+    for (int r = 0; r < N; r++) {
+        hsdr_dd acc = {0.0, 0.0};
+        double mag = 0.0;
+        for (int g = 0; g < G; g++) {
+            const uint8_t *blk = W + ((size_t)r * G + g) * HSDR_PTQ1_0_BYTES;
+            int8_t t[HSDR_QK];
+            hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+            double d = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+            for (int i = 0; i < HSDR_QK; i++) {
+                if (t[i] == 0)
+                    continue;
+                double term = d * (double)x[(size_t)g * HSDR_QK + i]; /* exact: 11 x 24 significant bits */
+                acc = hsdr_dd_add_d(acc, t[i] > 0 ? term : -term);
+                mag += fabs(term);
+            }
+        }
+        y[r] = hsdr_dd_to_double(acc);
+        if (abs_terms)
+            abs_terms[r] = mag;
+    }
+}
+
+void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_0 *y_q8, float *y,
+                      enum hsdr_fma_mode mode)
+{
+    hsdr_q8_0_quantize_x86(x, (size_t)K, y_q8);
+    for (int r = 0; r < N; r++)
+        y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
+}
+
+int hsdr_matvec_lns8(const uint8_t *W, const uint8_t *codes, int e, int K, int N, enum hsdr_group_method method,
+                     const hsdr_lns8_outputs *out)
+{
+    const int G = K / HSDR_QK;
+    if (out->flns_lambda && !hsdr_flns_params_ok(out->flns_F, out->flns_b))
+        return -2;
+    hsdr_stateset128 *s128 = NULL;
+    hsdr_stateset64 *s64 = NULL;
+    if (method == HSDR_METHOD_STATESET128 && !(s128 = malloc(sizeof *s128 * (size_t)G)))
+        return -1;
+    if (method == HSDR_METHOD_TILE64 && !(s64 = malloc(sizeof *s64 * 2 * (size_t)G)))
+        return -1;
+    for (int g = 0; g < G; g++) {
+        const uint8_t *tile = codes + (size_t)g * HSDR_QK;
+        if (s128)
+            hsdr_stateset128_build(tile, &s128[g]);
+        if (s64) {
+            hsdr_stateset64_build(tile, &s64[2 * g]);
+            hsdr_stateset64_build(tile + 64, &s64[2 * g + 1]);
+        }
+    }
+    for (int r = 0; r < N; r++) {
+        hsdr_dd y = {0.0, 0.0};
+        int64_t qsum = 0;
+        for (int g = 0; g < G; g++) {
+            const size_t rg = (size_t)r * G + g;
+            const uint8_t *blk = W + rg * HSDR_PTQ1_0_BYTES;
+            const double d = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+            int32_t A[8];
+            if (method == HSDR_METHOD_DIRECT) {
+                int8_t t[HSDR_QK];
+                hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+                hsdr_direct_group(codes + (size_t)g * HSDR_QK, t, A);
+            } else {
+                int16_t C[HSDR_NSTATES];
+                uint64_t nz[2], neg[2];
+                hsdr_ptq1_0_to_masks(blk, nz, neg);
+                if (s128) {
+                    hsdr_stateset128_counts(&s128[g], nz, neg, C);
+                } else {
+                    memset(C, 0, sizeof C);
+                    hsdr_stateset64_counts_add(&s64[2 * g], nz[0], neg[0], C);
+                    hsdr_stateset64_counts_add(&s64[2 * g + 1], nz[1], neg[1], C);
+                }
+                hsdr_fold_counts(C, A);
+                if (out->C)
+                    memcpy(out->C + rg * HSDR_NSTATES, C, sizeof C);
+            }
+            if (out->A)
+                memcpy(out->A + rg * 8, A, sizeof A);
+            if (out->y)
+                y = hsdr_dd_add(y, hsdr_group_sum_dd(A, d, e));
+            if (out->q_group || out->q_row) {
+                int64_t q = hsdr_q1516_group(A, d, e);
+                if (out->q_group)
+                    out->q_group[rg] = q;
+                qsum += q;
+            }
+            if (out->flns_lambda) {
+                hsdr_flns root = hsdr_flns_tree(A, out->flns_F, out->flns_b);
+                out->flns_lambda[rg] = root.lambda;
+                out->flns_sign[rg] = root.sign;
+            }
+        }
+        if (out->y)
+            out->y[r] = hsdr_dd_to_double(y);
+        if (out->q_row)
+            out->q_row[r] = qsum;
+    }
+    free(s128);
+    free(s64);
+    return 0;
+}
+
+int hsdr_matvec_lns8_auto(const uint8_t *W, const float *x, int K, int N, enum hsdr_group_method method,
+                          uint8_t *codes, int *e, size_t *bad, const hsdr_lns8_outputs *out)
+{
+    int st = hsdr_lns8_auto_prescale(x, (size_t)K, e, bad);
+    if (st == 0)
+        st = hsdr_lns8_encode(x, (size_t)K, *e, codes, bad);
+    return st != 0 ? st : hsdr_matvec_lns8(W, codes, *e, K, N, method, out);
+}

@@ -1,0 +1,48 @@
+/* Scalar reference matvecs over PTQ1_0 weights (N rows of K/128 blocks, row-major).
+ *   exact        y = sum (t - 1) * fp32(d) * x, double-double accumulation ("fp64 or better")
+ *   q8_0         production PTQ1_0 x Q8_0: x86 Q8_0 quantizer and the fp32 sequence of spec/ptq1_0.md section 4,
+ *                with fused multiply-adds at the two pinned places (section 7) or, named as such, unfused
+ *   lns8         y = sum_g G_g with direct A[8] per group (pre-encoded codes and pre-scale e), double-double
+ *   q1516        per group Q_g (spec implementation) and per row sum_g Q_g in int64 */
+#ifndef HSDR_MATVEC_H
+#define HSDR_MATVEC_H
+#include <stdint.h>
+
+#include "q8.h"
+
+enum hsdr_fma_mode { HSDR_UNFUSED = 0, HSDR_FUSED = 1 };
+
+/* One row's production dot: row = K/128 PTQ1_0 blocks, y = K/32 Q8_0 blocks. */
+float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, enum hsdr_fma_mode mode);
+
+/* abs_terms (optional, N entries): sum |t - 1| * |d| * |x|, the scale of the tolerance of spec/vectors.md. */
+void hsdr_matvec_exact(const uint8_t *W, const float *x, int K, int N, double *y, double *abs_terms);
+/* y_q8 scratch: K/32 blocks (the quantized activations, also returned to the caller). */
+void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_0 *y_q8, float *y,
+                      enum hsdr_fma_mode mode);
+/* How a group's A[8] is computed; all three give identical integers. */
+enum hsdr_group_method { HSDR_METHOD_DIRECT, HSDR_METHOD_STATESET128, HSDR_METHOD_TILE64 };
+
+/* Outputs of the LNS8 matvec; every pointer may be NULL (not computed). Shapes: y, q_row N; A N x G x 8;
+ * C N x G x 128 (state-set methods only); q_group, flns_* N x G, with G = K/128. */
+typedef struct {
+    double *y;          /* sum_g G_g, double-double accumulated */
+    int32_t *A;
+    int16_t *C;
+    int64_t *q_group;   /* Q15.16, spec implementation */
+    int64_t *q_row;     /* sum_g Q_g (int64) */
+    int32_t *flns_lambda;
+    int8_t *flns_sign;
+    int flns_F, flns_b; /* used when flns_lambda is set */
+} hsdr_lns8_outputs;
+
+/* LNS8 matvec on pre-encoded codes with pre-scale e. State sets are built once per group column and reused by all
+ * N rows. Returns 0, -1 when out of memory, -2 when fLNS parameters are out of range. */
+int hsdr_matvec_lns8(const uint8_t *W, const uint8_t *codes, int e, int K, int N, enum hsdr_group_method method,
+                     const hsdr_lns8_outputs *out);
+/* The same from fp32 activations with the automatic pre-scale: encodes x (K codes into codes), sets *e.
+ * Returns 0, an LNS8 status (NaN / infinite absmax, index in *bad), or the codes of hsdr_matvec_lns8. */
+int hsdr_matvec_lns8_auto(const uint8_t *W, const float *x, int K, int N, enum hsdr_group_method method,
+                          uint8_t *codes, int *e, size_t *bad, const hsdr_lns8_outputs *out);
+
+#endif
