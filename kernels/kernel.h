@@ -58,6 +58,20 @@ typedef struct {
     int8_t *flns_sign;       /* N x K/128 */
 } hsdr_matvec_io;
 
+/* One timed matvec. The harness owns every buffer, the threads and the clock; a variant only computes.
+ * Flow of one timed repetition: prologue(e) once (activation-side work: encode, and route where it does not depend
+ * on rows), then rows(e, r0, r1, scratch) on every thread over disjoint row ranges (multiples of R when possible). */
+typedef struct {
+    int K, N, R;             /* R: rows that share one built activation tile (state-set variants) */
+    int flns_F, flns_b;
+    const void *weights;     /* prepare()'s converted weights, or the raw PTQ1_0 bytes when prepare is NULL */
+    const float *x;          /* K fp32 activations */
+    void *act;               /* act_bytes(K) bytes: the variant's encoded activations, written by the prologue */
+    float *y;                /* N outputs */
+    unsigned skip;           /* ablation: stages (HSDR_STAGE_BIT) left out of this run */
+    unsigned twice;          /* ablation: stages run twice in this run */
+} hsdr_exec;
+
 typedef struct hsdr_variant hsdr_variant;
 struct hsdr_variant {
     const char *name;    /* unique, "<backend>.<idea>" */
@@ -70,11 +84,29 @@ struct hsdr_variant {
     bool needs_x;        /* consumes fp32 activations (Q8 paths, exact) rather than LNS8 codes */
     /* NULL when runnable here, else the reason it is not (no GPU, no AVX2, ...). */
     const char *(*unavailable)(void);
-    /* Run the matvec. Returns 0, or non-zero with a message in err. */
+    /* Checking interface: the whole matvec with every declared output. Returns 0, or non-zero with a message. */
     int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
     /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
     int (*auto_prescale)(const float *x, size_t n, int *e, size_t *bad);
+
+    /* ---- timing interface (NULL rows: the variant is not benchmarked) ---- */
+    bool uses_R;         /* time depends on R (else the matrix runs it at R = 1 only) */
+    bool uses_flns;      /* time depends on (F, b) */
+    unsigned ablatable;  /* stages that honour hsdr_exec.skip / .twice */
+    /* Critical-path depth (dependent operations per output) of each stage for one 128-lane group; the merge over
+     * K/128 groups adds ceil(log2(K/128)) when merge_is_tree, else K/128 - 1. */
+    int depth[HSDR_STAGE_COUNT];
+    bool merge_is_tree;
+    /* One-off weight conversion (the `convert` stage, timed once; *bytes = footprint). NULL: rows read PTQ1_0. */
+    int (*prepare)(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen);
+    void (*release)(void *prepared);
+    size_t (*act_bytes)(int K);
+    size_t (*scratch_bytes)(int K, int R); /* per thread */
+    void (*prologue)(const hsdr_exec *e);
+    void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch);
+    /* One stage alone over rows r0..r1 (activation-side stages ignore the range), on the buffers a full run left. */
+    void (*stage)(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
 };
 
 extern const hsdr_variant hsdr_registry[];
