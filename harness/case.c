@@ -41,5 +41,5 @@ uint64_t hsdr_case_seed(const hsdr_case *c, uint64_t matrix_seed)
         h ^= (unsigned char)*p;
         h *= 0x100000001b3ull;
     }
-    return h;
+    return h & ((1ull << 53) - 1); /* exact in a JSON number (a double) */
 }

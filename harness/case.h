@@ -27,7 +27,8 @@ typedef struct {
 /* "variant=ref.direct K=5120 N=256 R=1 threads=1 dist=gaussian mode=hot" (+ " F=8 b=12" for variants that use fLNS
  * parameters, + " shape=..." when set). */
 void hsdr_case_key(const hsdr_case *c, char *buf, size_t n);
-/* FNV-1a of the key mixed with the matrix seed: the case's input seed, independent of case order and sharding. */
+/* FNV-1a of the data axes mixed with the matrix seed, 53 bits (exact in JSON): the case's input seed, independent
+ * of case order, variant and sharding. */
 uint64_t hsdr_case_seed(const hsdr_case *c, uint64_t matrix_seed);
 
 #endif

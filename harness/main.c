@@ -8,10 +8,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bandwidth.h"
 #include "check.h"
+#include "compare.h"
 #include "fp16.h"
 #include "kernel.h"
 #include "lns8.h"
+#include "markers.h"
+#include "merge.h"
+#include "profile.h"
+#include "run.h"
 #include "states.h"
 #include "util.h"
 #include "vectors.h"
@@ -26,6 +32,19 @@ static void usage(FILE *f)
             "usage: hsdr <command> [options]\n"
             "\n"
             "commands:\n"
+            "  run [MATRIX] [--filter GLOB] [--out DIR] [--shard i/n] [--set AXIS=VALUES]... [--stages both|alone|\n"
+            "      ablation|none] [--dry-run] [--quiet]\n"
+            "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
+            "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest)\n"
+            "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
+            "      [--threads N] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
+            "        every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n"
+            "  bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--json]\n"
+            "        measured read bandwidth per thread count and working set (the roofline ceiling)\n"
+            "  compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]\n"
+            "        per case FASTER / SLOWER / SAME / AMBIGUOUS for B against A, from the raw samples\n"
+            "  merge OUT_DIR IN.jsonl... [--base results]\n"
+            "        join result files (e.g. shards of one matrix) into OUT_DIR/results.jsonl + .csv\n"
             "  check [--backend B] [--variant GLOB] [-v] PATH...\n"
             "        check every implementation against JSON test vectors (schema hsdr-vectors/1); a PATH may be a\n"
             "        directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n"
@@ -380,6 +399,18 @@ int main(int argc, char **argv)
         return HSDR_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    hsdr_markers_init();
+    atexit(hsdr_markers_close);
+    if (strcmp(cmd, "run") == 0)
+        return hsdr_cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "profile") == 0)
+        return hsdr_cmd_profile(argc - 2, argv + 2);
+    if (strcmp(cmd, "bandwidth") == 0)
+        return hsdr_cmd_bandwidth(argc - 2, argv + 2);
+    if (strcmp(cmd, "compare") == 0)
+        return hsdr_cmd_compare(argc - 2, argv + 2);
+    if (strcmp(cmd, "merge") == 0)
+        return hsdr_cmd_merge(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)

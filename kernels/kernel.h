@@ -105,7 +105,9 @@ struct hsdr_variant {
     size_t (*scratch_bytes)(int K, int R); /* per thread */
     void (*prologue)(const hsdr_exec *e);
     void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch);
-    /* One stage alone over rows r0..r1 (activation-side stages ignore the range), on the buffers a full run left. */
+    /* One stage alone over rows r0..r1, on the buffers a full run left. The harness calls it on every thread with
+     * that thread's range; activation-side stages (encode, and route when it is per matvec) work only in the call
+     * with r0 == 0. */
     void (*stage)(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
 };
 

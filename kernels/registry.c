@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "kernel.h"
+#include "reference_timed.h"
 #include "reference_variants.h"
 
 static const char *const stage_names[HSDR_STAGE_COUNT] = {
@@ -16,6 +17,10 @@ const char *hsdr_stage_name(hsdr_stage s)
 }
 
 #define ST(s) HSDR_STAGE_BIT(HSDR_STAGE_##s)
+#define D(s) [HSDR_STAGE_##s]
+
+/* The scalar reference variants are timed too: they are the readable baselines. Their critical-path depths are
+ * those of the loops as written (sequential accumulation), per 128-lane group. */
 
 const hsdr_variant hsdr_registry[] = {
     {.name = "ref.codec", .backend = "reference", .family = "codec",
@@ -26,35 +31,65 @@ const hsdr_variant hsdr_registry[] = {
     {.name = "ref.exact", .backend = "reference", .family = "exact",
      .summary = "sum (t-1) * d * x in double-double: the fp64-or-better truth",
      .outputs = HSDR_OUT_Y_EXACT, .stages = ST(DECODE) | ST(REDUCE), .precision = 64, .needs_x = true,
-     .matvec = hsdr_ref_exact_matvec},
+     .matvec = hsdr_ref_exact_matvec,
+     .ablatable = ST(DECODE) | ST(REDUCE), .depth = {D(DECODE) = 10, D(REDUCE) = 1280},
+     .scratch_bytes = hsdr_reft_exact_scratch_bytes, .rows = hsdr_reft_exact_rows,
+     .stage = hsdr_reft_exact_stage},
     {.name = "ref.q8_0", .backend = "reference", .family = "production",
      .summary = "production PTQ1_0 x Q8_0: x86 Q8_0 quantizer, fused fp32 sequence of spec/ptq1_0.md section 7",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
-     .precision = 32, .needs_x = true, .matvec = hsdr_ref_q8_0_matvec},
+     .precision = 32, .needs_x = true, .matvec = hsdr_ref_q8_0_matvec,
+     .ablatable = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 34, D(DECODE) = 10, D(REDUCE) = 32, D(SCALE) = 4},
+     .act_bytes = hsdr_reft_q8_act_bytes, .scratch_bytes = hsdr_reft_q8_scratch_bytes,
+     .prologue = hsdr_reft_q8_prologue, .rows = hsdr_reft_q8_rows, .stage = hsdr_reft_q8_stage},
     {.name = "ref.direct", .backend = "reference", .family = "direct",
      .summary = "direct 8-phase A[8] per group, G_g in double-double",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A,
      .stages = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 64,
-     .matvec = hsdr_ref_direct_matvec},
+     .matvec = hsdr_ref_direct_matvec,
+     .ablatable = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 8},
+     .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
+     .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_direct_rows, .stage = hsdr_reft_direct_stage},
     {.name = "ref.stateset", .backend = "reference", .family = "stateset",
      .summary = "128-lane activation state sets + POPCOUNT, folded to A[8]",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
      .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 64,
-     .matvec = hsdr_ref_stateset_matvec},
+     .matvec = hsdr_ref_stateset_matvec,
+     .uses_R = true, .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 128, D(REDUCE) = 19, D(SCALE) = 8},
+     .prepare = hsdr_reft_masks_prepare, .release = hsdr_reft_masks_release,
+     .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_stateset_scratch_bytes,
+     .prologue = hsdr_reft_lns8_prologue, .rows = hsdr_reft_stateset_rows, .stage = hsdr_reft_stateset_stage},
     {.name = "ref.tile64", .backend = "reference", .family = "tile64",
      .summary = "64-lane state sets (two tiles per group) + POPCOUNT, folded to A[8]",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
      .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 64,
-     .matvec = hsdr_ref_tile64_matvec},
+     .matvec = hsdr_ref_tile64_matvec,
+     .uses_R = true, .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 64, D(REDUCE) = 20, D(SCALE) = 8},
+     .prepare = hsdr_reft_masks_prepare, .release = hsdr_reft_masks_release,
+     .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_tile64_scratch_bytes,
+     .prologue = hsdr_reft_lns8_prologue, .rows = hsdr_reft_tile64_rows, .stage = hsdr_reft_tile64_stage},
     {.name = "ref.flns", .backend = "reference", .family = "flns",
      .summary = "direct A[8], then the fractional-LNS tree (F, b) per group",
-     .outputs = HSDR_OUT_FLNS | HSDR_OUT_A, .stages = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE),
-     .precision = 64, .matvec = hsdr_ref_direct_matvec},
+     .outputs = HSDR_OUT_FLNS | HSDR_OUT_A,
+     .stages = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 64,
+     .matvec = hsdr_ref_direct_matvec,
+     .uses_flns = true, .ablatable = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 17},
+     .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
+     .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_flns_rows, .stage = hsdr_reft_flns_stage},
     {.name = "ref.q1516", .backend = "reference", .family = "q1516",
      .summary = "direct A[8], Q15.16 per group with 31-bit constants, int64 row merge",
      .outputs = HSDR_OUT_Q1516 | HSDR_OUT_A,
      .stages = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MATERIALIZE) | ST(MERGE),
-     .precision = 64, .matvec = hsdr_ref_direct_matvec},
+     .precision = 64, .matvec = hsdr_ref_direct_matvec,
+     .ablatable = ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MATERIALIZE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 8, D(MATERIALIZE) = 2},
+     .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
+     .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_q1516_rows, .stage = hsdr_reft_q1516_stage},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

@@ -1,0 +1,736 @@
+/* Measured read bandwidth (bandwidth.h): the read kernels, the hot/cold measurement, the per-process cache and log,
+ * and `hsdr bandwidth`. */
+#include "bandwidth.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HSDR_BW_X86 1
+#endif
+
+#include "machine.h"
+#include "util.h"
+
+enum { MIN_REPS = 5, MIN_REPS_AT_TIME_LIMIT = 3, MAX_REPS = 3000, WARMUP_MIN_REPS = 2, MAX_PASSES = 1 << 20 };
+static const double NOISE_TARGET = 0.02;   /* (p90 - p10) / median */
+static const double TIME_LIMIT_NS = 0.3e9; /* of timed repetitions */
+static const double WARMUP_NS = 20e6;      /* untimed: threads spinning, caches filled, clocks up */
+static const double REP_TARGET_NS = 200e3; /* a repetition this long hides the ~1 us pool dispatch */
+static const size_t COLD_CAP_BYTES = (size_t)1 << 30;
+static const size_t MAX_WORKING_SET = (size_t)1 << 36;
+static const size_t HUGE_PAGE_BYTES = (size_t)2 << 20;
+
+/* ---- the read kernels -------------------------------------------------------------------------------------------
+ * Sum of the 64-bit words, the last partial word zero-padded. The sum is consumed (stored and folded into a volatile
+ * sink), so no read can be dropped; several independent accumulators keep the adds off the critical path so the
+ * loads alone set the pace. */
+
+typedef uint64_t (*sum_kernel)(const unsigned char *p, size_t n);
+
+static uint64_t sum_tail(const unsigned char *p, size_t n)
+{
+    uint64_t s = 0, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        s += w;
+    }
+    if (n) {
+        w = 0;
+        memcpy(&w, p, n);
+        s += w;
+    }
+    return s;
+}
+
+static uint64_t sum_portable(const unsigned char *p, size_t n)
+{
+    uint64_t acc[8] = {0};
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        for (int k = 0; k < 8; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * k, 8);
+            acc[k] += w;
+        }
+    uint64_t s = 0;
+    for (int k = 0; k < 8; k++)
+        s += acc[k];
+    return s + sum_tail(p + i, n - i);
+}
+
+#ifdef HSDR_BW_X86
+/* 8 x 32-byte loads (four cache lines) per iteration into 8 accumulators; p is 32-byte aligned. */
+__attribute__((target("avx2"))) static uint64_t sum_avx2(const unsigned char *p, size_t n)
+{
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    size_t i = 0;
+    for (; i + 256 <= n; i += 256) {
+        const __m256i *q = (const __m256i *)(const void *)(p + i);
+        a0 = _mm256_add_epi64(a0, _mm256_load_si256(q + 0));
+        a1 = _mm256_add_epi64(a1, _mm256_load_si256(q + 1));
+        a2 = _mm256_add_epi64(a2, _mm256_load_si256(q + 2));
+        a3 = _mm256_add_epi64(a3, _mm256_load_si256(q + 3));
+        a4 = _mm256_add_epi64(a4, _mm256_load_si256(q + 4));
+        a5 = _mm256_add_epi64(a5, _mm256_load_si256(q + 5));
+        a6 = _mm256_add_epi64(a6, _mm256_load_si256(q + 6));
+        a7 = _mm256_add_epi64(a7, _mm256_load_si256(q + 7));
+    }
+    for (; i + 32 <= n; i += 32)
+        a0 = _mm256_add_epi64(a0, _mm256_load_si256((const __m256i *)(const void *)(p + i)));
+    a0 = _mm256_add_epi64(_mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)),
+                          _mm256_add_epi64(_mm256_add_epi64(a4, a5), _mm256_add_epi64(a6, a7)));
+    alignas(32) uint64_t lanes[4];
+    _mm256_store_si256((__m256i *)(void *)lanes, a0);
+    return lanes[0] + lanes[1] + lanes[2] + lanes[3] + sum_tail(p + i, n - i);
+}
+#endif
+
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+static sum_kernel chosen_kernel = sum_portable;
+static const char *chosen_name = "portable";
+
+static int cpu_has_avx2(void)
+{
+#ifdef HSDR_BW_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0; /* libgcc also checks that the OS saves the AVX state */
+#else
+    return 0;
+#endif
+}
+
+static void choose_kernel(void)
+{
+#ifdef HSDR_BW_X86
+    if (cpu_has_avx2()) {
+        chosen_kernel = sum_avx2;
+        chosen_name = "avx2";
+    }
+#endif
+}
+
+const char *hsdr_bw_kernel_name(void)
+{
+    pthread_once(&kernel_once, choose_kernel);
+    return chosen_name;
+}
+
+uint64_t hsdr_bw_read_sum(const void *buf, size_t bytes, int kernel)
+{
+    pthread_once(&kernel_once, choose_kernel);
+    sum_kernel k = kernel < 0 ? chosen_kernel : sum_portable;
+#ifdef HSDR_BW_X86
+    if (kernel == 1 && cpu_has_avx2())
+        k = sum_avx2;
+#endif
+    return k(buf, bytes);
+}
+
+/* ---- one measurement -------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    alignas(64) uint64_t sum; /* one cache line per thread */
+} thread_slot;
+
+typedef struct {
+    unsigned char *base;
+    size_t bytes;  /* the working set */
+    size_t stride; /* between copies: bytes rounded up to 64 */
+    int copies;
+    int first_copy; /* the rotation goes on across repetitions */
+    int passes;
+    int init; /* 1: write the thread's parts of every copy (first touch by the thread that reads them) */
+    sum_kernel kernel;
+    thread_slot *slots;
+} bw_task;
+
+static volatile uint64_t bw_sink; /* where every sum ends: the reads have an observable effect */
+
+static long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Thread tid's contiguous part [lo, hi) of the working set, boundaries on 64-byte lines. */
+static void thread_part(size_t bytes, int tid, int n, size_t *lo, size_t *hi)
+{
+    size_t lines = bytes / 64;
+    *lo = lines * (size_t)tid / (size_t)n * 64;
+    *hi = tid == n - 1 ? bytes : lines * (size_t)(tid + 1) / (size_t)n * 64;
+}
+
+static void bw_thread(int tid, int nthreads, void *arg)
+{
+    bw_task *t = arg;
+    size_t lo, hi;
+    thread_part(t->bytes, tid, nthreads, &lo, &hi);
+    if (t->init) {
+        for (int c = 0; c < t->copies; c++)
+            memset(t->base + (size_t)c * t->stride + lo, 0x5a ^ (c & 0xff), hi - lo);
+        return;
+    }
+    uint64_t s = 0;
+    int c = t->first_copy;
+    for (int k = 0; k < t->passes; k++) {
+        s += t->kernel(t->base + (size_t)c * t->stride + lo, hi - lo);
+        if (++c == t->copies)
+            c = 0;
+    }
+    t->slots[tid].sum += s;
+}
+
+static void nothing(int tid, int nthreads, void *arg)
+{
+    (void)tid;
+    (void)nthreads;
+    (void)arg;
+}
+
+/* One repetition: ns per pass over the working set. The untimed empty call first wakes workers that fell asleep
+ * while the caller did its bookkeeping, so the timed call starts with every thread spinning. */
+static double timed_rep(hsdr_pool *pool, bw_task *t)
+{
+    if (hsdr_pool_threads(pool) > 1)
+        hsdr_pool_run(pool, nothing, NULL);
+    long t0 = now_ns();
+    hsdr_pool_run(pool, bw_thread, t);
+    long t1 = now_ns();
+    t->first_copy = (int)(((long)t->first_copy + t->passes) % t->copies);
+    return (double)(t1 - t0) / t->passes;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks of a sorted array. */
+static double percentile(const double *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    if (i >= n - 1)
+        return sorted[n - 1];
+    return sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
+}
+
+/* median and (p90 - p10) / median of samples[0..n) (sorted in scratch). */
+static double summarize(const double *samples, int n, double *scratch, double *spread)
+{
+    memcpy(scratch, samples, sizeof *scratch * (size_t)n);
+    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
+    double median = percentile(scratch, n, 0.5);
+    *spread = median > 0 ? (percentile(scratch, n, 0.9) - percentile(scratch, n, 0.1)) / median : 0;
+    return median;
+}
+
+static void fmt_bytes(size_t b, char *buf, size_t n)
+{
+    static const char *const units[] = {"GiB", "MiB", "KiB"};
+    for (int u = 0; u < 3; u++) {
+        size_t unit = (size_t)1 << (30 - 10 * u);
+        if (b >= unit && b % unit == 0) {
+            snprintf(buf, n, "%zu %s", b / unit, units[u]);
+            return;
+        }
+        if (b >= unit) {
+            snprintf(buf, n, "%.1f %s", (double)b / (double)unit, units[u]);
+            return;
+        }
+    }
+    snprintf(buf, n, "%zu B", b);
+}
+
+/* ---- the log of every measurement ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int threads;
+    size_t bytes;
+    hsdr_mode mode;
+    hsdr_bw_result result;
+} bw_entry;
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static bw_entry *measured;   /* every measurement, in order */
+static int nmeasured, measured_cap;
+static bw_entry *cached;     /* hsdr_read_bandwidth_cached's entries, keyed by rounded bytes, threads, mode */
+static int ncached, cached_cap;
+
+static int append_entry(bw_entry **list, int *n, int *cap, const bw_entry *e)
+{
+    if (*n == *cap) {
+        int grown = *cap ? *cap * 2 : 16;
+        bw_entry *g = realloc(*list, sizeof *g * (size_t)grown);
+        if (!g)
+            return -1;
+        *list = g;
+        *cap = grown;
+    }
+    (*list)[(*n)++] = *e;
+    return 0;
+}
+
+cJSON *hsdr_bandwidth_log(void)
+{
+    cJSON *a = cJSON_CreateArray();
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; a && i < nmeasured; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddNumberToObject(o, "threads", measured[i].threads);
+        cJSON_AddNumberToObject(o, "bytes", (double)measured[i].bytes);
+        cJSON_AddStringToObject(o, "mode", hsdr_mode_name(measured[i].mode));
+        cJSON_AddNumberToObject(o, "bytes_per_s", measured[i].result.bytes_per_s);
+        cJSON_AddItemToArray(a, o);
+    }
+    pthread_mutex_unlock(&log_lock);
+    return a;
+}
+
+int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
+                        size_t errlen)
+{
+    char size_text[32];
+    fmt_bytes(bytes, size_text, sizeof size_text);
+    if (!pool || !out)
+        return hsdr_errorf(err, errlen, "read bandwidth: no pool or no result given");
+    if (bytes == 0 || bytes > MAX_WORKING_SET)
+        return hsdr_errorf(err, errlen, "read bandwidth: working set of %zu bytes: expected 1 byte .. 64 GiB", bytes);
+    if (mode != HSDR_MODE_HOT && mode != HSDR_MODE_COLD)
+        return hsdr_errorf(err, errlen, "read bandwidth: mode %d is neither hot nor cold", (int)mode);
+    pthread_once(&kernel_once, choose_kernel);
+    memset(out, 0, sizeof *out);
+    int nthreads = hsdr_pool_threads(pool);
+    size_t stride = (bytes + 63) / 64 * 64;
+    int copies = 1;
+    if (mode == HSDR_MODE_COLD) {
+        size_t llc = hsdr_machine_llc_bytes();
+        size_t want = 4 * llc / stride + 1; /* total > 4 x LLC; 1 when the working set alone exceeds it */
+        if (want > 1 && want * stride > COLD_CAP_BYTES) {
+            copies = (int)(COLD_CAP_BYTES / stride > 1 ? COLD_CAP_BYTES / stride : 1);
+            char llc_text[32], cap_text[32];
+            fmt_bytes(llc, llc_text, sizeof llc_text);
+            fmt_bytes((size_t)copies * stride, cap_text, sizeof cap_text);
+            snprintf(out->note, sizeof out->note,
+                     "cold rotation capped at 1 GiB: %d copies of %s = %s, not above 4 x LLC (%s): some reads may "
+                     "hit the cache",
+                     copies, size_text, cap_text, llc_text);
+        } else {
+            copies = (int)want;
+        }
+    }
+    size_t total = (size_t)copies * stride;
+    long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_bytes > 0 && total > (size_t)pages / 2 * (size_t)page_bytes) {
+        char total_text[32], phys_text[32];
+        fmt_bytes(total, total_text, sizeof total_text);
+        fmt_bytes((size_t)pages * (size_t)page_bytes, phys_text, sizeof phys_text);
+        return hsdr_errorf(err, errlen, "read bandwidth: %s %s needs %s, more than half of this machine's %s",
+                           size_text, hsdr_mode_name(mode), total_text, phys_text);
+    }
+    size_t align = total >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : 64;
+    size_t alloc_bytes = (total + align - 1) / align * align;
+    void *mem = NULL;
+    thread_slot *slots = aligned_alloc(64, sizeof(thread_slot) * (size_t)nthreads);
+    double *samples = malloc(sizeof(double) * 2 * MAX_REPS);
+    if (!slots || !samples || posix_memalign(&mem, align, alloc_bytes) != 0) {
+        char total_text[32];
+        fmt_bytes(total, total_text, sizeof total_text);
+        free(slots);
+        free(samples);
+        return hsdr_errorf(err, errlen, "read bandwidth: out of memory allocating %s (%d %s of %s, %s)", total_text,
+                           copies, copies == 1 ? "copy" : "copies", size_text, hsdr_mode_name(mode));
+    }
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE_BYTES)
+        madvise(mem, alloc_bytes, MADV_HUGEPAGE); /* fewer TLB misses in the stream; a refusal changes nothing */
+#endif
+    memset(slots, 0, sizeof(thread_slot) * (size_t)nthreads);
+    bw_task task = {.base = mem, .bytes = bytes, .stride = stride, .copies = copies, .first_copy = 0, .passes = 1,
+                    .init = 1, .kernel = chosen_kernel, .slots = slots};
+    hsdr_pool_run(pool, bw_thread, &task);
+    task.init = 0;
+
+    /* warm-up: threads awake and spinning, data in cache (hot), clocks up; the passes per repetition follow the
+     * fastest pass so far */
+    for (int i = 0; i < 8; i++)
+        hsdr_pool_run(pool, nothing, NULL);
+    long warm_start = now_ns();
+    double fastest = 0; /* per pass; the fastest is the one a hiccup (preemption, interrupt) did not stretch */
+    for (int i = 0; i < WARMUP_MIN_REPS || now_ns() - warm_start < WARMUP_NS; i++) {
+        double per_pass = timed_rep(pool, &task);
+        if (i == 0 || per_pass < fastest)
+            fastest = per_pass;
+        double want = fastest > 0 ? REP_TARGET_NS / fastest : MAX_PASSES;
+        task.passes = want < 1 ? 1 : want > MAX_PASSES ? MAX_PASSES : (int)want + 1;
+    }
+
+    double *sorted = samples + MAX_REPS, spread = 0;
+    int reps = 0;
+    const char *stop = "max_reps";
+    long start = now_ns();
+    while (reps < MAX_REPS) {
+        samples[reps++] = timed_rep(pool, &task);
+        if (reps >= MIN_REPS) {
+            summarize(samples, reps, sorted, &spread);
+            if (spread < NOISE_TARGET) {
+                stop = "noise";
+                break;
+            }
+        }
+        if (reps >= MIN_REPS_AT_TIME_LIMIT && now_ns() - start >= TIME_LIMIT_NS) {
+            stop = "time_limit";
+            break;
+        }
+    }
+    double median = summarize(samples, reps, sorted, &spread);
+    uint64_t sink = 0;
+    for (int t = 0; t < nthreads; t++)
+        sink += slots[t].sum;
+    bw_sink += sink;
+
+    out->median_ns = median;
+    out->bytes_per_s = median > 0 ? (double)bytes / (median * 1e-9) : 0;
+    out->reps = reps;
+    out->rel_spread = spread;
+    out->passes_per_rep = task.passes;
+    out->buffers = copies;
+    out->footprint_bytes = total;
+    out->stop = stop;
+    free(mem);
+    free(slots);
+    free(samples);
+
+    bw_entry e = {.threads = nthreads, .bytes = bytes, .mode = mode, .result = *out};
+    pthread_mutex_lock(&log_lock);
+    int rc = append_entry(&measured, &nmeasured, &measured_cap, &e);
+    pthread_mutex_unlock(&log_lock);
+    if (rc != 0)
+        return hsdr_errorf(err, errlen, "read bandwidth: out of memory recording the measurement");
+    return 0;
+}
+
+int hsdr_read_bandwidth_cached(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
+                               size_t errlen)
+{
+    if (bytes == 0 || bytes > MAX_WORKING_SET || !pool)
+        return hsdr_read_bandwidth(pool, bytes, mode, out, err, errlen); /* the same message */
+    size_t rounded = 1;
+    while (rounded < bytes)
+        rounded <<= 1;
+    int nthreads = hsdr_pool_threads(pool);
+    pthread_mutex_lock(&log_lock);
+    for (int i = 0; i < ncached; i++)
+        if (cached[i].bytes == rounded && cached[i].threads == nthreads && cached[i].mode == mode) {
+            *out = cached[i].result;
+            pthread_mutex_unlock(&log_lock);
+            return 0;
+        }
+    pthread_mutex_unlock(&log_lock);
+    if (hsdr_read_bandwidth(pool, rounded, mode, out, err, errlen) != 0)
+        return -1;
+    bw_entry e = {.threads = nthreads, .bytes = rounded, .mode = mode, .result = *out};
+    pthread_mutex_lock(&log_lock);
+    int rc = append_entry(&cached, &ncached, &cached_cap, &e);
+    pthread_mutex_unlock(&log_lock);
+    if (rc != 0)
+        return hsdr_errorf(err, errlen, "read bandwidth: out of memory recording the measurement");
+    return 0;
+}
+
+/* ---- hsdr bandwidth ------------------------------------------------------------------------------------------- */
+
+enum { MAX_LIST = 64, MAX_CLI_THREADS = 1024 };
+
+typedef struct {
+    size_t bytes;
+    const char *label; /* "L1d/2" ... for the default sizes, else NULL */
+} size_item;
+
+/* "64K", "4M", "1G", "512", "64KiB": binary units. 0 or -1. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
+        end += strlen(end);
+    else if (!shift && strcmp(end, "B") == 0)
+        end++;
+    if (*end != '\0' || v == 0 || v > (MAX_WORKING_SET >> shift))
+        return -1;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
+/* Splits a comma-separated list in place; the items in items[], their count returned (-1: too many or empty item). */
+static int split_list(char *s, char **items)
+{
+    int n = 0;
+    for (char *tok = s;; n++) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (n == MAX_LIST || !*tok)
+            return -1;
+        items[n] = tok;
+        if (!comma)
+            return n + 1;
+        tok = comma + 1;
+    }
+}
+
+static int cmp_size_item(const void *a, const void *b)
+{
+    size_t x = ((const size_item *)a)->bytes, y = ((const size_item *)b)->bytes;
+    return (x > y) - (x < y);
+}
+
+static void print_json_row(int threads, const char *pinning, const size_item *size, hsdr_mode mode,
+                           const hsdr_bw_result *r, const cJSON *context)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return;
+    cJSON_AddStringToObject(o, "schema", "hsdr-bandwidth/1");
+    cJSON_AddNumberToObject(o, "threads", threads);
+    cJSON_AddNumberToObject(o, "bytes", (double)size->bytes);
+    if (size->label)
+        cJSON_AddStringToObject(o, "size_label", size->label);
+    cJSON_AddStringToObject(o, "mode", hsdr_mode_name(mode));
+    cJSON_AddNumberToObject(o, "bytes_per_s", r->bytes_per_s);
+    cJSON_AddNumberToObject(o, "gb_per_s", r->bytes_per_s * 1e-9);
+    cJSON_AddNumberToObject(o, "median_ns", r->median_ns);
+    cJSON_AddNumberToObject(o, "rel_spread", r->rel_spread);
+    cJSON_AddNumberToObject(o, "reps", r->reps);
+    cJSON_AddStringToObject(o, "stop", r->stop);
+    cJSON_AddNumberToObject(o, "passes_per_rep", r->passes_per_rep);
+    cJSON_AddNumberToObject(o, "buffers", r->buffers);
+    cJSON_AddNumberToObject(o, "footprint_bytes", (double)r->footprint_bytes);
+    if (r->note[0])
+        cJSON_AddStringToObject(o, "note", r->note);
+    cJSON_AddStringToObject(o, "kernel", hsdr_bw_kernel_name());
+    cJSON_AddStringToObject(o, "pinning", pinning);
+    if (context)
+        cJSON_AddItemToObject(o, "context", cJSON_Duplicate(context, 1));
+    char *txt = cJSON_PrintUnformatted(o);
+    if (txt)
+        printf("%s\n", txt);
+    fflush(stdout);
+    cJSON_free(txt);
+    cJSON_Delete(o);
+}
+
+static void print_header(void)
+{
+    char model[256] = "unknown CPU";
+    cJSON *ctx = hsdr_machine_context();
+    const cJSON *m = ctx ? cJSON_GetObjectItemCaseSensitive(ctx, "cpu_model") : NULL;
+    if (cJSON_IsString(m))
+        snprintf(model, sizeof model, "%s", m->valuestring);
+    cJSON_Delete(ctx);
+    printf("read bandwidth in GB/s (1e9 bytes/s), median of repetitions; kernel %s; hot: one buffer re-read, "
+           "cold: rotating copies > 4 x LLC\n",
+           hsdr_bw_kernel_name());
+    printf("machine: %s, %d cores, %d logical CPUs; caches (one instance each, hwloc):", model, hsdr_machine_cores(),
+           hsdr_machine_logical_cpus());
+    static const char *const names[] = {"L1d", "L2", "L3"};
+    for (int level = 1; level <= 3; level++) {
+        size_t b = hsdr_machine_cache_bytes(level);
+        char text[32] = "not reported";
+        if (b)
+            fmt_bytes(b, text, sizeof text);
+        printf(" %s %s%s", names[level - 1], text, level < 3 ? "," : "\n");
+    }
+}
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hsdr bandwidth: ");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] "
+                    "[--json]\n");
+    return HSDR_EXIT_USAGE;
+}
+
+int hsdr_cmd_bandwidth(int argc, char **argv)
+{
+    int threads[MAX_LIST], nthreads_list = 0, json = 0;
+    size_item sizes[MAX_LIST];
+    int nsizes = 0;
+    hsdr_mode modes[2] = {HSDR_MODE_HOT, HSDR_MODE_COLD};
+    int nmodes = 2;
+    char *items[MAX_LIST];
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (strcmp(opt, "--threads") != 0 && strcmp(opt, "--sizes") != 0 && strcmp(opt, "--mode") != 0)
+            return usage_error("unknown argument '%s'", opt);
+        if (i + 1 >= argc)
+            return usage_error("%s needs a value", opt);
+        char *value = argv[++i];
+        if (strcmp(opt, "--mode") == 0) {
+            if (strcmp(value, "both") == 0) {
+                nmodes = 2;
+            } else if (hsdr_mode_from_name(value, &modes[0]) == 0) {
+                nmodes = 1;
+            } else {
+                return usage_error("--mode: '%s' is not hot, cold or both", value);
+            }
+            continue;
+        }
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", value);
+        int n = split_list(copy, items);
+        if (n < 0)
+            return usage_error("%s: '%s' is not a comma-separated list (at most 64 items, none empty)", opt, value);
+        for (int k = 0; k < n; k++) {
+            if (opt[2] == 't') {
+                char *end;
+                errno = 0;
+                long v = strtol(items[k], &end, 10);
+                if (errno || end == items[k] || *end || v < 1 || v > MAX_CLI_THREADS)
+                    return usage_error("--threads: '%s' is not an integer in 1..%d", items[k], MAX_CLI_THREADS);
+                threads[k] = (int)v;
+            } else {
+                size_t b;
+                if (parse_size(items[k], &b) != 0)
+                    return usage_error("--sizes: '%s' is not a size (a positive integer of bytes with an optional K, "
+                                       "M or G suffix, binary units, at most 64G)",
+                                       items[k]);
+                sizes[k] = (size_item){b, NULL};
+            }
+        }
+        if (opt[2] == 't')
+            nthreads_list = n;
+        else
+            nsizes = n;
+    }
+    if (nthreads_list == 0)
+        for (int t = 1; t <= hsdr_machine_logical_cpus() && t <= MAX_LIST; t++)
+            threads[nthreads_list++] = t;
+    if (nsizes == 0) {
+        static const char *const labels[] = {"L1d/2", "L2/2", "L3/2"};
+        for (int level = 1; level <= 3; level++) {
+            size_t b = hsdr_machine_cache_bytes(level) / 2;
+            if (b >= 64)
+                sizes[nsizes++] = (size_item){b, labels[level - 1]};
+        }
+        sizes[nsizes++] = (size_item){(size_t)256 << 20, "DRAM"};
+    }
+    qsort(sizes, (size_t)nsizes, sizeof sizes[0], cmp_size_item);
+
+    /* results[t][s][m] */
+    size_t cells = (size_t)nthreads_list * (size_t)nsizes * (size_t)nmodes;
+    hsdr_bw_result *results = calloc(cells, sizeof *results);
+    char (*pinning)[256] = calloc((size_t)nthreads_list, sizeof *pinning);
+    cJSON *context = json ? hsdr_machine_context() : NULL;
+    int rc = HSDR_EXIT_OK;
+    char err[512];
+    if (!results || !pinning) {
+        fprintf(stderr, "hsdr bandwidth: out of memory\n");
+        rc = HSDR_EXIT_FAIL;
+        goto out;
+    }
+    for (int t = 0; t < nthreads_list; t++) {
+        hsdr_pool *pool = hsdr_pool_create(threads[t], 1, err, sizeof err);
+        if (!pool) {
+            fprintf(stderr, "hsdr bandwidth: %s\n", err);
+            rc = HSDR_EXIT_FAIL;
+            goto out;
+        }
+        snprintf(pinning[t], sizeof pinning[t], "%s", hsdr_pool_pinning(pool));
+        for (int s = 0; s < nsizes && rc == HSDR_EXIT_OK; s++)
+            for (int m = 0; m < nmodes; m++) {
+                hsdr_bw_result *r = &results[((size_t)t * (size_t)nsizes + (size_t)s) * (size_t)nmodes + (size_t)m];
+                if (hsdr_read_bandwidth(pool, sizes[s].bytes, modes[m], r, err, sizeof err) != 0) {
+                    fprintf(stderr, "hsdr bandwidth: %d thread%s: %s\n", threads[t], threads[t] == 1 ? "" : "s", err);
+                    rc = HSDR_EXIT_FAIL;
+                    break;
+                }
+                if (json)
+                    print_json_row(threads[t], pinning[t], &sizes[s], modes[m], r, context);
+            }
+        hsdr_pool_destroy(pool);
+        if (rc != HSDR_EXIT_OK)
+            goto out;
+    }
+    if (json)
+        goto out;
+
+    print_header();
+    for (int t = 0; t < nthreads_list; t++)
+        printf("%d thread%s: %s\n", threads[t], threads[t] == 1 ? "" : "s", pinning[t]);
+    printf("\n%-22s", "working set");
+    for (int t = 0; t < nthreads_list; t++)
+        for (int m = 0; m < nmodes; m++) {
+            char head[32];
+            snprintf(head, sizeof head, "%dT %s", threads[t], hsdr_mode_name(modes[m]));
+            printf(" %9s", head);
+        }
+    printf("\n");
+    int noisy = 0;
+    for (int s = 0; s < nsizes; s++) {
+        char label[48], text[32];
+        fmt_bytes(sizes[s].bytes, text, sizeof text);
+        if (sizes[s].label)
+            snprintf(label, sizeof label, "%s (%s)", text, sizes[s].label);
+        else
+            snprintf(label, sizeof label, "%s", text);
+        printf("%-22s", label);
+        for (int t = 0; t < nthreads_list; t++)
+            for (int m = 0; m < nmodes; m++) {
+                const hsdr_bw_result *r =
+                    &results[((size_t)t * (size_t)nsizes + (size_t)s) * (size_t)nmodes + (size_t)m];
+                int mark = r->rel_spread >= NOISE_TARGET;
+                noisy |= mark;
+                printf(" %8.1f%c", r->bytes_per_s * 1e-9, mark ? '*' : ' ');
+            }
+        printf("\n");
+    }
+    if (noisy)
+        printf("* relative spread (p90 - p10) / median still above %.0f%% when the time (%.1f s) or repetition limit "
+               "stopped it: read as approximate\n",
+               NOISE_TARGET * 100, TIME_LIMIT_NS * 1e-9);
+    for (size_t c = 0; c < cells; c++)
+        if (results[c].note[0]) {
+            printf("note: %s\n", results[c].note);
+            break;
+        }
+out:
+    cJSON_Delete(context);
+    free(results);
+    free(pinning);
+    return rc;
+}

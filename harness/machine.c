@@ -1,0 +1,258 @@
+/* The machine facts of the results' context block (docs/results-schema.md), from hwloc, /proc, /sys and the build. */
+#include "machine.h"
+
+#include <hwloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HSDR_VERSION
+#define HSDR_VERSION "dev"
+#endif
+#ifndef HSDR_BUILD_COMMIT
+#define HSDR_BUILD_COMMIT "unknown"
+#endif
+#ifndef HSDR_BUILD_TYPE
+#define HSDR_BUILD_TYPE "unknown"
+#endif
+#ifndef HSDR_COMPILER
+#define HSDR_COMPILER "unknown"
+#endif
+#ifndef HSDR_C_FLAGS
+#define HSDR_C_FLAGS "unknown"
+#endif
+
+static const size_t LLC_FALLBACK_BYTES = (size_t)32 << 20;
+
+/* ---- the topology, loaded once ---------------------------------------------------------------------------------- */
+
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static hwloc_topology_t topo; /* NULL when hwloc failed; lives until the process ends */
+
+static void load_topology(void)
+{
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0)
+        return;
+    if (hwloc_topology_load(t) != 0) {
+        hwloc_topology_destroy(t);
+        return;
+    }
+    topo = t;
+}
+
+struct hwloc_topology *hsdr_machine_topology(void)
+{
+    pthread_once(&topo_once, load_topology);
+    return topo;
+}
+
+static int count_objs(hwloc_obj_type_t type)
+{
+    hwloc_topology_t t = hsdr_machine_topology();
+    return t ? hwloc_get_nbobjs_by_type(t, type) : 0;
+}
+
+int hsdr_machine_logical_cpus(void)
+{
+    int n = count_objs(HWLOC_OBJ_PU);
+    if (n < 1) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online > 0 ? (int)online : 1;
+    }
+    return n;
+}
+
+int hsdr_machine_cores(void)
+{
+    int n = count_objs(HWLOC_OBJ_CORE);
+    return n >= 1 ? n : hsdr_machine_logical_cpus();
+}
+
+size_t hsdr_machine_cache_bytes(int level)
+{
+    static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE};
+    hwloc_topology_t t = hsdr_machine_topology();
+    if (!t || level < 1 || level > 3)
+        return 0;
+    /* the first instance (the one of core 0); L1CACHE holds data and unified L1s, instruction caches are L1ICACHE */
+    hwloc_obj_t o = hwloc_get_obj_by_type(t, types[level - 1], 0);
+    return o && o->attr ? (size_t)o->attr->cache.size : 0;
+}
+
+size_t hsdr_machine_llc_bytes(void)
+{
+    static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
+                                             HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
+    hwloc_topology_t t = hsdr_machine_topology();
+    size_t largest = 0;
+    for (size_t i = 0; t && i < sizeof types / sizeof types[0]; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(t, types[i], 0);
+        if (o && o->attr && (size_t)o->attr->cache.size > largest)
+            largest = (size_t)o->attr->cache.size;
+    }
+    return largest ? largest : LLC_FALLBACK_BYTES;
+}
+
+/* ---- the other facts ------------------------------------------------------------------------------------------ */
+
+/* The first line of a small file, without its newline, in buf: 0, or -1 when unreadable. */
+static int read_line(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *got = fgets(buf, (int)n, f);
+    fclose(f);
+    if (!got)
+        return -1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static int cpu_model(char *buf, size_t n)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    int found = -1;
+    while (f && found != 0 && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        colon += 1 + (colon[1] == ' ');
+        snprintf(buf, n, "%s", colon);
+        buf[strcspn(buf, "\n")] = '\0';
+        found = 0;
+    }
+    if (f)
+        fclose(f);
+    if (found != 0) { /* not x86 Linux: hwloc may know it */
+        hwloc_topology_t t = hsdr_machine_topology();
+        hwloc_obj_t pkg = t ? hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 0) : NULL;
+        const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
+        if (m) {
+            snprintf(buf, n, "%s", m);
+            found = 0;
+        }
+    }
+    return found;
+}
+
+/* Runs a git command in the source tree this file was compiled from; its first output line in buf (may be empty).
+ * -1 when there is no such tree or git fails. */
+static int git_in_source_tree(const char *args, char *buf, size_t n)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", __FILE__); /* absolute in CMake builds: <src>/harness/machine.c */
+    for (int cut = 0; cut < 2; cut++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            return -1;
+        *slash = '\0';
+    }
+    if (dir[0] != '/' || strchr(dir, '\'') || access(dir, R_OK) != 0)
+        return -1;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "git -C '%s' %s 2>/dev/null", dir, args);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    buf[0] = '\0';
+    if (fgets(buf, (int)n, f))
+        buf[strcspn(buf, "\n")] = '\0';
+    while (fgetc(f) != EOF) /* drain: git must not die of SIGPIPE */
+        ;
+    int status = pclose(f);
+    return status == 0 ? 0 : -1;
+}
+
+/* 1 dirty, 0 clean, -1 not knowable (no source tree, no git, or the tree has moved past the built commit). */
+static int source_tree_dirty(void)
+{
+    const char *built = HSDR_BUILD_COMMIT;
+    char head[128], first[256];
+    if (strcmp(built, "unknown") == 0 || !built[0])
+        return -1;
+    if (git_in_source_tree("rev-parse HEAD", head, sizeof head) != 0 || strncmp(head, built, strlen(built)) != 0)
+        return -1;
+    if (git_in_source_tree("status --porcelain", first, sizeof first) != 0)
+        return -1;
+    return first[0] != '\0';
+}
+
+static void add_string_or_null(cJSON *o, const char *name, const char *value)
+{
+    if (value)
+        cJSON_AddStringToObject(o, name, value);
+    else
+        cJSON_AddNullToObject(o, name);
+}
+
+/* facts fixed for the process: computed at the first call */
+static pthread_once_t facts_once = PTHREAD_ONCE_INIT;
+static char started[32];
+static int dirty = -1;
+
+static void process_facts(void)
+{
+    time_t now = time(NULL);
+    struct tm utc;
+    gmtime_r(&now, &utc);
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    dirty = source_tree_dirty();
+}
+
+cJSON *hsdr_machine_context(void)
+{
+    pthread_once(&facts_once, process_facts);
+
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "hsdr_version", HSDR_VERSION);
+    cJSON_AddStringToObject(o, "commit", HSDR_BUILD_COMMIT);
+    if (dirty >= 0)
+        cJSON_AddBoolToObject(o, "dirty", dirty);
+    cJSON_AddStringToObject(o, "compiler", HSDR_COMPILER);
+    const char *flags = HSDR_C_FLAGS;
+    flags += strspn(flags, " "); /* CMake joins an empty CMAKE_C_FLAGS with a space */
+    cJSON_AddStringToObject(o, "c_flags", flags);
+    cJSON_AddStringToObject(o, "build_type", HSDR_BUILD_TYPE);
+
+    char buf[512];
+    add_string_or_null(o, "cpu_model", cpu_model(buf, sizeof buf) == 0 ? buf : NULL);
+    cJSON_AddNumberToObject(o, "logical_cpus", hsdr_machine_logical_cpus());
+    cJSON_AddNumberToObject(o, "cores", hsdr_machine_cores());
+    cJSON *caches = cJSON_AddObjectToObject(o, "caches");
+    static const char *const cache_names[] = {"L1d", "L2", "L3"};
+    for (int level = 1; caches && level <= 3; level++) {
+        size_t bytes = hsdr_machine_cache_bytes(level);
+        if (bytes)
+            cJSON_AddNumberToObject(caches, cache_names[level - 1], (double)bytes);
+    }
+    add_string_or_null(o, "governor",
+                       read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf, sizeof buf) == 0
+                           ? buf
+                           : NULL);
+    if (gethostname(buf, sizeof buf) == 0) {
+        buf[sizeof buf - 1] = '\0';
+        cJSON_AddStringToObject(o, "hostname", buf);
+    } else {
+        cJSON_AddNullToObject(o, "hostname");
+    }
+    cJSON_AddStringToObject(o, "started", started);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        cJSON_AddStringToObject(o, "os", buf);
+    } else {
+        cJSON_AddNullToObject(o, "os");
+    }
+    return o;
+}

@@ -1,0 +1,25 @@
+/* The machine a run happens on: the "context" block of every results row (docs/results-schema.md) and the cache and
+ * core counts the harness sizes its work from. The hwloc topology is loaded once, on first use. */
+#ifndef HSDR_MACHINE_H
+#define HSDR_MACHINE_H
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/* A new object (caller deletes): hsdr_version, commit, dirty (only when the source tree is at the built commit and
+ * `git status --porcelain` answers; else absent), compiler, c_flags, build_type, cpu_model (string or null),
+ * logical_cpus, cores, caches {"L1d", "L2", "L3"} (bytes of one instance as hwloc reports it; a level hwloc does not
+ * report is absent), governor (string or null), hostname, started (UTC ISO 8601 of the first call), os (uname).
+ * The run adds threads_pinned, pinning, ceilings, matrix... itself. NULL only when out of memory. */
+cJSON *hsdr_machine_context(void);
+
+size_t hsdr_machine_llc_bytes(void);   /* largest cache of one instance (hwloc); 32 MiB if unknown */
+int hsdr_machine_cores(void);          /* physical cores (hwloc), >= 1 */
+int hsdr_machine_logical_cpus(void);   /* PUs (hwloc), >= 1 */
+/* Bytes of one instance of the level-1 data cache (level 1), L2 (2) or L3 (3); 0 when not reported. */
+size_t hsdr_machine_cache_bytes(int level);
+
+/* The process's hwloc topology (hwloc_topology_t), loaded on first use; NULL when hwloc failed. Shared: never
+ * destroy it or modify it. */
+struct hwloc_topology *hsdr_machine_topology(void);
+
+#endif

@@ -1,0 +1,151 @@
+/* `hsdr merge`: union of result files, duplicate keys refused unless identical, sorted by key. */
+#include "merge.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+#include "util.h"
+
+typedef struct {
+    cJSON *row;
+    const char *key;
+    const char *path; /* the input file and line it came from */
+    size_t line;
+    size_t order; /* position over all inputs: ties sort by input order */
+} merge_row;
+
+static int cmp_merge_row(const void *pa, const void *pb)
+{
+    const merge_row *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* 1 when both rows print to the same bytes, 0 when not, -1 when out of memory. */
+static int identical_rows(const cJSON *a, const cJSON *b)
+{
+    char *ta = hsdr_results_print(a), *tb = hsdr_results_print(b);
+    int same = ta && tb ? strcmp(ta, tb) == 0 : -1;
+    free(ta);
+    free(tb);
+    return same;
+}
+
+static void merge_usage(void)
+{
+    fprintf(stderr, "usage: hsdr merge OUT_DIR IN.jsonl... [--base results]\n");
+}
+
+int hsdr_cmd_merge(int argc, char **argv)
+{
+    const char *base = "results", *out_dir = NULL;
+    char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    int ninputs = 0;
+    if (!inputs)
+        return HSDR_EXIT_USAGE;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--base") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0] || strchr(argv[i + 1], '/')) {
+                fprintf(stderr, "hsdr merge: --base needs a file name without '/'\n");
+                free(inputs);
+                return HSDR_EXIT_USAGE;
+            }
+            base = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "hsdr merge: unknown option '%s'\n", argv[i]);
+            merge_usage();
+            free(inputs);
+            return HSDR_EXIT_USAGE;
+        } else if (!out_dir) {
+            out_dir = argv[i];
+        } else {
+            inputs[ninputs++] = argv[i];
+        }
+    }
+    if (!out_dir || ninputs == 0) {
+        fprintf(stderr, "hsdr merge: give an output directory and at least one input file\n");
+        merge_usage();
+        free(inputs);
+        return HSDR_EXIT_USAGE;
+    }
+
+    int rc = HSDR_EXIT_USAGE;
+    char err[1024];
+    cJSON ***file_rows = calloc((size_t)ninputs, sizeof *file_rows);
+    size_t **file_lines = calloc((size_t)ninputs, sizeof *file_lines);
+    size_t *file_n = calloc((size_t)ninputs, sizeof *file_n);
+    merge_row *all = NULL;
+    cJSON **kept = NULL;
+    size_t total = 0, nkept = 0, dropped = 0;
+    if (!file_rows || !file_lines || !file_n)
+        goto out;
+    for (int f = 0; f < ninputs; f++) {
+        if (hsdr_results_read_lines(inputs[f], &file_rows[f], &file_lines[f], &file_n[f], err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr merge: %s\n", err);
+            goto out;
+        }
+        total += file_n[f];
+    }
+    all = malloc((total ? total : 1) * sizeof *all);
+    kept = malloc((total ? total : 1) * sizeof *kept);
+    if (!all || !kept) {
+        fprintf(stderr, "hsdr merge: out of memory\n");
+        goto out;
+    }
+    size_t k = 0;
+    for (int f = 0; f < ninputs; f++)
+        for (size_t i = 0; i < file_n[f]; i++, k++) {
+            all[k].row = file_rows[f][i];
+            all[k].key = cJSON_GetObjectItemCaseSensitive(all[k].row, "key")->valuestring;
+            all[k].path = inputs[f];
+            all[k].line = file_lines[f][i];
+            all[k].order = k;
+        }
+    qsort(all, total, sizeof *all, cmp_merge_row);
+    long conflicts = 0;
+    size_t first = 0; /* the first row of the current key: the one kept */
+    for (size_t i = 0; i < total; i++) {
+        if (i == 0 || strcmp(all[i].key, all[first].key) != 0) {
+            first = i;
+            kept[nkept++] = all[i].row;
+            continue;
+        }
+        int same = identical_rows(all[first].row, all[i].row);
+        if (same < 0) {
+            fprintf(stderr, "hsdr merge: out of memory\n");
+            goto out;
+        }
+        if (same)
+            dropped++;
+        else if (conflicts++ < 20)
+            fprintf(stderr, "hsdr merge: key '%s' differs between %s:%zu and %s:%zu\n", all[i].key, all[first].path,
+                    all[first].line, all[i].path, all[i].line);
+    }
+    if (conflicts) {
+        fprintf(stderr, "hsdr merge: %ld conflicting row%s: nothing written\n", conflicts, conflicts == 1 ? "" : "s");
+        goto out;
+    }
+    if (hsdr_results_write(out_dir, base, kept, nkept, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr merge: %s\n", err);
+        goto out;
+    }
+    printf("merged %zu row%s from %d file%s (%zu identical repeat%s dropped) into %s/%s.jsonl and %s/%s.csv\n", nkept,
+           nkept == 1 ? "" : "s", ninputs, ninputs == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s", out_dir, base,
+           out_dir, base);
+    rc = HSDR_EXIT_OK;
+out:
+    for (int f = 0; f < ninputs && file_rows && file_lines && file_n; f++) {
+        hsdr_results_free(file_rows[f], file_n[f]);
+        free(file_lines[f]);
+    }
+    free(file_rows);
+    free(file_lines);
+    free(file_n);
+    free(all);
+    free(kept);
+    free(inputs);
+    return rc;
+}

@@ -1,0 +1,383 @@
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bandwidth.h"
+#include "case.h"
+#include "inputs.h"
+#include "machine.h"
+#include "ptq1_0.h"
+#include "shapes.h"
+#include "threads.h"
+#include "timing.h"
+#include "util.h"
+#include "validate.h"
+
+typedef struct {
+    const hsdr_gemv_shape *shape;
+    int layer; /* -1: head */
+    uint8_t *W;
+} gemv;
+
+typedef struct {
+    const char *model, *variants, *json_path;
+    int tokens, layers, threads, head;
+    hsdr_dist dist;
+    uint64_t seed;
+} profile_options;
+
+static int parse(int argc, char **argv, profile_options *o)
+{
+    *o = (profile_options){.tokens = 128, .layers = 4, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end = NULL;
+        if (strcmp(a, "--no-head") == 0) {
+            o->head = 0;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "hsdr profile: unknown or incomplete option '%s'\n", a);
+            return -1;
+        }
+        i++;
+        if (strcmp(a, "--model") == 0) {
+            o->model = v;
+        } else if (strcmp(a, "--variants") == 0) {
+            o->variants = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json_path = v;
+        } else if (strcmp(a, "--dist") == 0) {
+            if (hsdr_dist_from_name(v, &o->dist) != 0) {
+                fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--tokens") == 0 || strcmp(a, "--layers") == 0 || strcmp(a, "--threads") == 0 ||
+                   strcmp(a, "--seed") == 0) {
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 1 || n > 100000) {
+                fprintf(stderr, "hsdr profile: %s '%s': expected an integer in 1..100000\n", a, v);
+                return -1;
+            }
+            if (a[2] == 't' && a[3] == 'o')
+                o->tokens = (int)n;
+            else if (a[2] == 'l')
+                o->layers = (int)n;
+            else if (a[2] == 't')
+                o->threads = (int)n;
+            else
+                o->seed = (uint64_t)n;
+        } else {
+            fprintf(stderr, "hsdr profile: unknown option '%s'\n", a);
+            return -1;
+        }
+    }
+    if (!o->model) {
+        size_t n;
+        const hsdr_model *ms = hsdr_models(&n);
+        fprintf(stderr, "hsdr profile: --model is required (");
+        for (size_t i = 0; i < n; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", ms[i].name);
+        fprintf(stderr, ")\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Variants to profile: a comma list of names/globs, default every benchmarkable variant available here. */
+static int selected(const profile_options *o, const hsdr_variant *v)
+{
+    if (!v->rows || hsdr_variant_unavailable(v))
+        return 0;
+    if (!o->variants)
+        return 1;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", o->variants);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        if (hsdr_glob_match(tok, v->name))
+            return 1;
+    return 0;
+}
+
+typedef struct {
+    hsdr_timing_setup *ts;
+    hsdr_pool *pool;
+} one_arg;
+
+static void one_fn(int tid, int nthreads, void *arg)
+{
+    one_arg *a = arg;
+    hsdr_exec e = a->ts->exec;
+    if (tid == 0 && a->ts->v->prologue)
+        a->ts->v->prologue(&e);
+    if (nthreads > 1)
+        hsdr_pool_barrier(a->pool);
+    a->ts->v->rows(&e, a->ts->r0[tid], a->ts->r1[tid], a->ts->scratch[tid]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int hsdr_cmd_profile(int argc, char **argv)
+{
+    profile_options o;
+    if (parse(argc, argv, &o) != 0)
+        return HSDR_EXIT_USAGE;
+    const hsdr_model *model = hsdr_model_find(o.model);
+    if (!model) {
+        fprintf(stderr, "hsdr profile: unknown model '%s'\n", o.model);
+        return HSDR_EXIT_USAGE;
+    }
+    if (o.layers > model->n_layers)
+        o.layers = model->n_layers;
+    /* the GEMVs of the measured layers (+ head) */
+    size_t ng = 0, cap = 0;
+    gemv *g = NULL;
+    size_t total_bytes = 0;
+    int max_k = 0;
+    for (int l = -1; l < o.layers; l++) {
+        const hsdr_gemv_shape *list;
+        int n;
+        if (l < 0) {
+            if (!o.head)
+                continue;
+            list = &model->head;
+            n = 1;
+        } else if (hsdr_model_layer_is_attn(model, l)) {
+            list = model->attn, n = model->n_attn;
+        } else {
+            list = model->other, n = model->n_other;
+        }
+        for (int i = 0; i < n; i++) {
+            if (ng == cap) {
+                cap = cap ? 2 * cap : 16;
+                gemv *grown = realloc(g, cap * sizeof *g);
+                if (!grown) {
+                    free(g);
+                    fprintf(stderr, "hsdr profile: out of memory\n");
+                    return HSDR_EXIT_USAGE;
+                }
+                g = grown;
+            }
+            g[ng++] = (gemv){&list[i], l, NULL};
+            total_bytes += (size_t)list[i].N * (list[i].K / HSDR_QK) * HSDR_PTQ1_0_BYTES;
+            max_k = list[i].K > max_k ? list[i].K : max_k;
+        }
+    }
+    if (total_bytes > hsdr_timing_memory_cap()) {
+        fprintf(stderr, "hsdr profile: %d layers%s of %s need %zu bytes of weights, above the %zu-byte cap: use "
+                        "fewer --layers or --no-head\n",
+                o.layers, o.head ? " + head" : "", model->name, total_bytes, hsdr_timing_memory_cap());
+        free(g);
+        return HSDR_EXIT_USAGE;
+    }
+    int rc = HSDR_EXIT_OK;
+    char err[512];
+    hsdr_rng rng;
+    hsdr_rng_seed(&rng, o.seed);
+    for (size_t i = 0; i < ng; i++) {
+        size_t nb = (size_t)g[i].shape->N * (g[i].shape->K / HSDR_QK);
+        if (!(g[i].W = malloc(nb * HSDR_PTQ1_0_BYTES))) {
+            fprintf(stderr, "hsdr profile: out of memory for %s weights\n", g[i].shape->tensor);
+            rc = HSDR_EXIT_USAGE;
+            goto out;
+        }
+        hsdr_random_ptq1_0(&rng, g[i].W, nb);
+    }
+    hsdr_pool *pool = hsdr_pool_create(o.threads, 1, err, sizeof err);
+    if (!pool) {
+        fprintf(stderr, "hsdr profile: %s\n", err);
+        rc = HSDR_EXIT_USAGE;
+        goto out;
+    }
+    /* the floor: every weight byte read once per token at the measured DRAM read bandwidth */
+    hsdr_bw_result bw = {0};
+    double ceiling = hsdr_read_bandwidth_cached(pool, (size_t)256 << 20, HSDR_MODE_COLD, &bw, err, sizeof err) == 0
+                         ? bw.bytes_per_s
+                         : NAN;
+    int attn_layers = 0;
+    for (int l = 0; l < o.layers; l++)
+        attn_layers += hsdr_model_layer_is_attn(model, l);
+    printf("hsdr profile: %s, %d of %d layers%s measured (%d attention), %zu GEMVs, %.1f MB of PTQ1_0 weights per "
+           "measured token (%s the %.0f MB last-level cache: %s); %d token(s), %d thread(s) (%s), activations %s\n",
+           model->name, o.layers, model->n_layers, o.head ? " + head" : "", attn_layers, ng, total_bytes / 1e6,
+           total_bytes > 4 * hsdr_machine_llc_bytes() ? "over 4x" : "not over 4x", hsdr_machine_llc_bytes() / 1e6,
+           total_bytes > 4 * hsdr_machine_llc_bytes() ? "cold" : "partly cache-resident, not cold", o.tokens,
+           o.threads, hsdr_pool_pinning(pool), hsdr_dist_name(o.dist));
+    printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV. Floor: weight bytes / %.1f "
+           "GB/s (DRAM read, %d thread(s), measured now).\n",
+           ceiling / 1e9, o.threads);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "hsdr-profile/1");
+    cJSON_AddStringToObject(doc, "model", model->name);
+    cJSON_AddNumberToObject(doc, "layers_measured", o.layers);
+    cJSON_AddNumberToObject(doc, "layers_model", model->n_layers);
+    cJSON_AddNumberToObject(doc, "tokens", o.tokens);
+    cJSON_AddNumberToObject(doc, "threads", o.threads);
+    cJSON_AddBoolToObject(doc, "cold", total_bytes > 4 * hsdr_machine_llc_bytes());
+    cJSON_AddNumberToObject(doc, "ceiling_bytes_per_s", ceiling);
+    cJSON_AddItemToObject(doc, "context", hsdr_machine_context());
+    cJSON *vres = cJSON_AddArrayToObject(doc, "variants");
+    float *x = malloc(sizeof(float) * (size_t)max_k);
+    double *token_ns = malloc(sizeof(double) * (size_t)o.tokens);
+    double *gemv_ns = calloc(ng, sizeof(double));
+    hsdr_timing_setup *ts = calloc(ng, sizeof *ts);
+    if (!x || !token_ns || !gemv_ns || !ts) {
+        fprintf(stderr, "hsdr profile: out of memory\n");
+        rc = HSDR_EXIT_USAGE;
+        goto done;
+    }
+    printf("\n%-14s %12s %12s %10s %10s %9s %12s\n", "variant", "ms/token", "tokens/s", "floor ms", "% floor",
+           "full ms*", "convert ms");
+    for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
+        const hsdr_variant *v = &hsdr_registry[vi];
+        if (!selected(&o, v))
+            continue;
+        /* validate first, on the first GEMV's shape (N clipped to 256 rows) */
+        hsdr_case c = {.variant = v, .K = g[0].shape->K, .N = g[0].shape->N < 256 ? g[0].shape->N : 256, .R = 1,
+                       .threads = 1, .dist = o.dist, .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
+        hsdr_inputs in;
+        hsdr_validation val = {false, "inputs could not be built"};
+        if (hsdr_inputs_build(&in, c.K, c.N, c.dist, o.seed, err, sizeof err) == 0) {
+            hsdr_validate(&c, &in, &val);
+            hsdr_inputs_free(&in);
+        }
+        if (!val.passed) {
+            printf("%-14s FAILED VALIDATION (not timed): %s\n", v->name, val.detail);
+            rc = HSDR_EXIT_FAIL;
+            continue;
+        }
+        double convert_ns = 0.0;
+        int ok = 1;
+        for (size_t i = 0; i < ng && ok; i++) {
+            hsdr_inputs wi = {.K = g[i].shape->K, .N = g[i].shape->N, .W = g[i].W, .x = x,
+                              .weight_bytes = (size_t)g[i].shape->N * (g[i].shape->K / HSDR_QK) * 28};
+            hsdr_case ci = c;
+            ci.K = wi.K, ci.N = wi.N, ci.threads = o.threads;
+            /* one copy per GEMV: a token visits every GEMV's weights once, in model order */
+            if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, err, sizeof err) != 0) {
+                printf("%-14s ERROR: %s\n", v->name, err);
+                ok = 0;
+                for (size_t j = 0; j < i; j++)
+                    hsdr_timing_setup_free(&ts[j]);
+            }
+            convert_ns += ts[i].convert_ns;
+        }
+        if (!ok) {
+            rc = HSDR_EXIT_FAIL;
+            continue;
+        }
+        memset(gemv_ns, 0, sizeof(double) * ng);
+        for (int t = -1; t < o.tokens; t++) { /* token -1: warm-up */
+            double sum = 0.0;
+            for (size_t i = 0; i < ng; i++) {
+                hsdr_dist_fill(o.dist, &rng, x, (size_t)g[i].shape->K, NULL); /* fresh activations, not timed */
+                one_arg a = {&ts[i], pool};
+                double t0 = hsdr_now_ns();
+                hsdr_pool_run(pool, one_fn, &a);
+                double dt = hsdr_now_ns() - t0;
+                sum += dt;
+                if (t >= 0)
+                    gemv_ns[i] += dt;
+            }
+            if (t >= 0)
+                token_ns[t] = sum;
+        }
+        qsort(token_ns, (size_t)o.tokens, sizeof(double), cmp_double);
+        double med = token_ns[o.tokens / 2];
+        /* extrapolation to the whole model: mean time of each layer kind, times the model's count of that kind */
+        double attn_sum = 0, other_sum = 0, head_ns = 0;
+        for (size_t i = 0; i < ng; i++) {
+            double per_token = gemv_ns[i] / o.tokens;
+            if (g[i].layer < 0)
+                head_ns = per_token;
+            else if (hsdr_model_layer_is_attn(model, g[i].layer))
+                attn_sum += per_token;
+            else
+                other_sum += per_token;
+        }
+        int other_layers = o.layers - attn_layers, model_attn = hsdr_model_attn_layers(model);
+        double full_ns = NAN;
+        if ((attn_layers > 0 || model_attn == 0) && (other_layers > 0 || model->n_layers == model_attn))
+            full_ns = head_ns + (attn_layers ? attn_sum / attn_layers * model_attn : 0) +
+                      (other_layers ? other_sum / other_layers * (model->n_layers - model_attn) : 0);
+        double floor_ns = (double)total_bytes / ceiling * 1e9;
+        char full[32] = "-";
+        if (!isnan(full_ns))
+            snprintf(full, sizeof full, "%.2f", full_ns / 1e6);
+        printf("%-14s %12.3f %12.1f %10.3f %10.1f %9s %12.1f\n", v->name, med / 1e6, 1e9 / med, floor_ns / 1e6,
+               100.0 * floor_ns / med, full, convert_ns / 1e6);
+        cJSON *vo = cJSON_CreateObject();
+        cJSON_AddStringToObject(vo, "variant", v->name);
+        cJSON_AddNumberToObject(vo, "ms_per_token_measured", med / 1e6);
+        cJSON_AddNumberToObject(vo, "tokens_per_s_measured", 1e9 / med);
+        cJSON_AddNumberToObject(vo, "floor_ms_per_token_measured", floor_ns / 1e6);
+        if (isnan(full_ns)) {
+            cJSON_AddNullToObject(vo, "ms_per_token_full_model_extrapolated");
+        } else {
+            cJSON_AddNumberToObject(vo, "ms_per_token_full_model_extrapolated", full_ns / 1e6);
+            cJSON_AddNumberToObject(vo, "tokens_per_s_full_model_extrapolated", 1e9 / full_ns);
+        }
+        cJSON_AddNumberToObject(vo, "convert_ms", convert_ns / 1e6);
+        cJSON *br = cJSON_AddArrayToObject(vo, "per_gemv");
+        for (size_t i = 0; i < ng; i++) {
+            cJSON *go = cJSON_CreateObject();
+            cJSON_AddStringToObject(go, "tensor", g[i].shape->tensor);
+            cJSON_AddNumberToObject(go, "layer", g[i].layer);
+            cJSON_AddNumberToObject(go, "K", g[i].shape->K);
+            cJSON_AddNumberToObject(go, "N", g[i].shape->N);
+            cJSON_AddNumberToObject(go, "mean_ns", gemv_ns[i] / o.tokens);
+            cJSON_AddItemToArray(br, go);
+            hsdr_timing_setup_free(&ts[i]);
+        }
+        cJSON_AddItemToArray(vres, vo);
+        /* per-tensor breakdown (summed over the measured layers) */
+        printf("  per tensor:");
+        for (size_t i = 0; i < ng; i++) {
+            int first = 1;
+            for (size_t j = 0; j < i; j++)
+                first &= strcmp(g[j].shape->tensor, g[i].shape->tensor) != 0;
+            if (!first)
+                continue;
+            double s = 0;
+            for (size_t j = i; j < ng; j++)
+                if (strcmp(g[j].shape->tensor, g[i].shape->tensor) == 0)
+                    s += gemv_ns[j] / o.tokens;
+            printf(" %s %.1f%%", g[i].shape->tensor, 100.0 * s / med);
+        }
+        printf("\n");
+    }
+    printf("* full ms: the whole %d-layer model%s extrapolated from the measured layers' mean per layer kind (needs "
+           "at least one layer of each kind).\n",
+           model->n_layers, o.head ? " with head" : "");
+    if (o.json_path) {
+        char *txt = cJSON_Print(doc);
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%s.tmp", o.json_path);
+        FILE *f = fopen(tmp, "w");
+        if (!f || !txt || fputs(txt, f) < 0 || fclose(f) != 0 || rename(tmp, o.json_path) != 0) {
+            fprintf(stderr, "hsdr profile: cannot write %s\n", o.json_path);
+            rc = HSDR_EXIT_USAGE;
+        }
+        cJSON_free(txt);
+    }
+done:
+    free(x);
+    free(token_ns);
+    free(gemv_ns);
+    free(ts);
+    cJSON_Delete(doc);
+    hsdr_pool_destroy(pool);
+out:
+    for (size_t i = 0; i < ng; i++)
+        free(g[i].W);
+    free(g);
+    return rc;
+}

@@ -1,0 +1,647 @@
+/* Result files: atomic JSONL + CSV writer, progress file, JSONL reader (schema hsdr-results/1). */
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "util.h"
+
+/* ---- the CSV columns --------------------------------------------------------------------------------------------- */
+
+/* Scalar fields of the schema, in the order of docs/results-schema.md; '.' descends into an object. */
+static const char *const scalar_columns[] = {
+    "schema", "key", "variant", "backend", "family", "K", "N", "R", "threads", "distribution", "mode", "flns_F",
+    "flns_b", "shape", "seed", "status", "validation.passed", "validation.detail", "error", "weight_bytes",
+    "ceiling_bytes_per_s", "bytes_floor_ns", "time_ns.median", "time_ns.p10", "time_ns.p90", "time_ns.min",
+    "time_ns.mean", "time_ns.rel_spread", "time_ns.reps", "time_ns.stop", "gb_per_s", "pct_of_ceiling",
+    "ratio_to_production", "production_variant", "dominant_stage", "convert.time_ns", "convert.footprint_bytes",
+    "occupancy.mean", "occupancy.p5", "occupancy.p95", "critical_path_depth", "error.nmse", "error.max_rel",
+    "error.production_nmse", "error.production_max_rel", "context.commit", "context.cpu_model"};
+#define N_SCALAR (sizeof scalar_columns / sizeof scalar_columns[0])
+#define N_COLUMNS (N_SCALAR + 2 * (size_t)HSDR_STAGE_COUNT)
+
+typedef struct {
+    const char *name;
+    const char *path[3]; /* object members to descend through, NULL-terminated */
+} csv_column;
+
+static const char *column_names[N_COLUMNS];
+static csv_column columns[N_COLUMNS];
+static char scalar_parts[N_SCALAR][64];
+static char stage_names[2 * HSDR_STAGE_COUNT][64];
+static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
+
+static void columns_init(void)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < N_SCALAR; i++, c++) {
+        snprintf(scalar_parts[i], sizeof scalar_parts[i], "%s", scalar_columns[i]);
+        columns[c].name = scalar_columns[i];
+        char *dot = strchr(scalar_parts[i], '.');
+        columns[c].path[0] = scalar_parts[i];
+        if (dot) {
+            *dot = '\0';
+            columns[c].path[1] = dot + 1;
+        }
+    }
+    for (int s = 0; s < HSDR_STAGE_COUNT; s++) {
+        const char *stage = hsdr_stage_name((hsdr_stage)s);
+        for (int which = 0; which < 2; which++, c++) {
+            const char *field = which ? "ablation_ns" : "alone_ns";
+            char *name = stage_names[2 * s + which];
+            snprintf(name, sizeof stage_names[0], "stage_%s_%s", stage, field);
+            columns[c].name = name;
+            columns[c].path[0] = "stages";
+            columns[c].path[1] = stage;
+            columns[c].path[2] = field;
+        }
+    }
+    for (c = 0; c < N_COLUMNS; c++)
+        column_names[c] = columns[c].name;
+}
+
+size_t hsdr_results_csv_columns(const char ***names)
+{
+    pthread_once(&columns_once, columns_init);
+    if (names)
+        *names = column_names;
+    return N_COLUMNS;
+}
+
+/* ---- formatting -------------------------------------------------------------------------------------------------- */
+
+/* Integers when integral (below 1e17), else the shortest of %.15g / %.16g / %.17g that reads back to the same
+ * double: exact, and short where a short form exists. "" when not finite. */
+static void format_number(double v, char *buf, size_t n)
+{
+    if (!isfinite(v)) {
+        buf[0] = '\0';
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 1e17) {
+        snprintf(buf, n, "%" PRId64, (int64_t)v);
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* ---- exact JSON printing ----------------------------------------------------------------------------------------- */
+
+/* cJSON_PrintUnformatted prints a double with 15 significant digits whenever that reads back within a relative
+ * epsilon, so it changes the last bits of raw samples (and merge would alter the rows it copies). This printer has
+ * the same layout but exact numbers (format_number; NaN and infinities print as null, as in cJSON). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} json_buf;
+
+static void jb_put(json_buf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (b->len + n + 1 > cap)
+            cap *= 2;
+        char *g = realloc(b->buf, cap);
+        if (!g) {
+            b->failed = 1;
+            return;
+        }
+        b->buf = g;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+}
+
+static void jb_puts(json_buf *b, const char *s)
+{
+    jb_put(b, s, strlen(s));
+}
+
+static void jb_string(json_buf *b, const char *s)
+{
+    jb_put(b, "\"", 1);
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        jb_put(b, run, (size_t)(s - run));
+        char esc[8];
+        switch (c) {
+        case '"': jb_puts(b, "\\\""); break;
+        case '\\': jb_puts(b, "\\\\"); break;
+        case '\b': jb_puts(b, "\\b"); break;
+        case '\f': jb_puts(b, "\\f"); break;
+        case '\n': jb_puts(b, "\\n"); break;
+        case '\r': jb_puts(b, "\\r"); break;
+        case '\t': jb_puts(b, "\\t"); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            jb_puts(b, esc);
+        }
+        run = s + 1;
+    }
+    jb_put(b, run, (size_t)(s - run));
+    jb_put(b, "\"", 1);
+}
+
+static void jb_value(json_buf *b, const cJSON *v)
+{
+    char num[40];
+    const cJSON *c;
+    switch (v->type & 0xff) {
+    case cJSON_NULL: jb_puts(b, "null"); break;
+    case cJSON_False: jb_puts(b, "false"); break;
+    case cJSON_True: jb_puts(b, "true"); break;
+    case cJSON_Number:
+        format_number(v->valuedouble, num, sizeof num);
+        jb_puts(b, num[0] ? num : "null");
+        break;
+    case cJSON_String:
+        if (!v->valuestring)
+            b->failed = 1;
+        else
+            jb_string(b, v->valuestring);
+        break;
+    case cJSON_Raw:
+        if (!v->valuestring)
+            b->failed = 1;
+        else
+            jb_puts(b, v->valuestring);
+        break;
+    case cJSON_Array:
+        jb_put(b, "[", 1);
+        for (c = v->child; c; c = c->next) {
+            jb_value(b, c);
+            if (c->next)
+                jb_put(b, ",", 1);
+        }
+        jb_put(b, "]", 1);
+        break;
+    case cJSON_Object:
+        jb_put(b, "{", 1);
+        for (c = v->child; c; c = c->next) {
+            if (!c->string) {
+                b->failed = 1;
+                return;
+            }
+            jb_string(b, c->string);
+            jb_put(b, ":", 1);
+            jb_value(b, c);
+            if (c->next)
+                jb_put(b, ",", 1);
+        }
+        jb_put(b, "}", 1);
+        break;
+    default: b->failed = 1;
+    }
+}
+
+char *hsdr_results_print(const cJSON *item)
+{
+    json_buf b = {0};
+    if (!item)
+        return NULL;
+    jb_value(&b, item);
+    if (b.failed) {
+        free(b.buf);
+        return NULL;
+    }
+    return b.buf;
+}
+
+static int write_csv_string(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n"))
+        return fputs(s, f) < 0 ? -1 : 0;
+    if (fputc('"', f) == EOF)
+        return -1;
+    for (; *s; s++) {
+        if (*s == '"' && fputc('"', f) == EOF)
+            return -1;
+        if (fputc(*s, f) == EOF)
+            return -1;
+    }
+    return fputc('"', f) == EOF ? -1 : 0;
+}
+
+static const cJSON *column_value(const cJSON *row, const csv_column *col)
+{
+    const cJSON *v = row;
+    for (int i = 0; i < 3 && col->path[i]; i++) {
+        if (!cJSON_IsObject(v))
+            return NULL;
+        v = cJSON_GetObjectItemCaseSensitive(v, col->path[i]);
+    }
+    return v;
+}
+
+static int write_csv_cell(FILE *f, const cJSON *v)
+{
+    char num[40];
+    if (cJSON_IsString(v))
+        return write_csv_string(f, v->valuestring);
+    if (cJSON_IsNumber(v)) {
+        format_number(v->valuedouble, num, sizeof num);
+        return fputs(num, f) < 0 ? -1 : 0;
+    }
+    if (cJSON_IsBool(v))
+        return fputs(cJSON_IsTrue(v) ? "true" : "false", f) < 0 ? -1 : 0;
+    return 0; /* missing, null, object, array: empty cell */
+}
+
+static int write_csv(FILE *f, cJSON *const *rows, size_t n)
+{
+    hsdr_results_csv_columns(NULL);
+    for (size_t c = 0; c < N_COLUMNS; c++)
+        if (fprintf(f, "%s%s", c ? "," : "", columns[c].name) < 0)
+            return -1;
+    if (fputc('\n', f) == EOF)
+        return -1;
+    for (size_t r = 0; r < n; r++) {
+        for (size_t c = 0; c < N_COLUMNS; c++) {
+            if (c && fputc(',', f) == EOF)
+                return -1;
+            if (write_csv_cell(f, column_value(rows[r], &columns[c])) != 0)
+                return -1;
+        }
+        if (fputc('\n', f) == EOF)
+            return -1;
+    }
+    return 0;
+}
+
+/* One row as one line (line breaks inside strings are escaped). */
+static int write_json_line(FILE *f, const cJSON *row)
+{
+    char *txt = hsdr_results_print(row);
+    if (!txt)
+        return -1;
+    int rc = (fputs(txt, f) < 0 || fputc('\n', f) == EOF) ? -1 : 0;
+    free(txt);
+    return rc;
+}
+
+/* ---- files ------------------------------------------------------------------------------------------------------- */
+
+/* mkdir -p */
+static int make_dirs(const char *dir, char *err, size_t errlen)
+{
+    size_t len = strlen(dir);
+    char *p = malloc(len + 1);
+    if (!p)
+        return hsdr_errorf(err, errlen, "%s: out of memory", dir);
+    memcpy(p, dir, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char saved = p[i];
+        p[i] = '\0';
+        struct stat st;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            hsdr_errorf(err, errlen, "%s: cannot create directory: %s", p, strerror(errno));
+            free(p);
+            return -1;
+        }
+        if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            hsdr_errorf(err, errlen, "%s: exists and is not a directory", p);
+            free(p);
+            return -1;
+        }
+        p[i] = saved;
+    }
+    free(p);
+    return 0;
+}
+
+static char *join_path(const char *dir, const char *prefix, const char *base, const char *suffix)
+{
+    size_t n = strlen(dir) + strlen(prefix) + strlen(base) + strlen(suffix) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s%s%s", dir, prefix, base, suffix);
+    return p;
+}
+
+/* A file being written under a temporary name in the final file's directory. */
+typedef struct {
+    char *final_path, *tmp_path;
+    FILE *f;
+} atomic_file;
+
+static int atomic_open(atomic_file *a, const char *dir, const char *base, const char *ext, char *err, size_t errlen)
+{
+    static atomic_uint counter;
+    a->final_path = join_path(dir, "", base, ext);
+    a->tmp_path = NULL;
+    a->f = NULL;
+    if (!a->final_path)
+        return hsdr_errorf(err, errlen, "%s: out of memory", dir);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char suffix[80];
+        snprintf(suffix, sizeof suffix, "%s.%ld.%u.tmp", ext, (long)getpid(), atomic_fetch_add(&counter, 1u));
+        free(a->tmp_path);
+        a->tmp_path = join_path(dir, ".", base, suffix);
+        if (!a->tmp_path)
+            return hsdr_errorf(err, errlen, "%s: out of memory", dir);
+        int fd = open(a->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return hsdr_errorf(err, errlen, "%s: cannot create: %s", a->tmp_path, strerror(errno));
+        a->f = fdopen(fd, "w");
+        if (!a->f) {
+            close(fd);
+            unlink(a->tmp_path);
+            return hsdr_errorf(err, errlen, "%s: %s", a->tmp_path, strerror(errno));
+        }
+        return 0;
+    }
+    return hsdr_errorf(err, errlen, "%s: no free temporary name", a->final_path);
+}
+
+/* Flush, fsync and close; -1 with a message (the temporary file stays for atomic_discard). */
+static int atomic_finish(atomic_file *a, char *err, size_t errlen)
+{
+    FILE *f = a->f;
+    a->f = NULL;
+    int failed = ferror(f) || fflush(f) != 0;
+    int e = errno;
+    if (!failed && fsync(fileno(f)) != 0) {
+        failed = 1;
+        e = errno;
+    }
+    if (fclose(f) != 0 && !failed) {
+        failed = 1;
+        e = errno;
+    }
+    if (failed)
+        return hsdr_errorf(err, errlen, "%s: write failed: %s", a->tmp_path, strerror(e));
+    return 0;
+}
+
+static void atomic_discard(atomic_file *a)
+{
+    if (a->f)
+        fclose(a->f);
+    if (a->tmp_path)
+        unlink(a->tmp_path);
+    free(a->tmp_path);
+    free(a->final_path);
+    a->f = NULL;
+    a->tmp_path = a->final_path = NULL;
+}
+
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd); /* best effort: makes the renames durable */
+        close(fd);
+    }
+}
+
+static int check_row(const cJSON *row, size_t i, char *err, size_t errlen)
+{
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(row, "schema");
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
+    if (!cJSON_IsObject(row))
+        return hsdr_errorf(err, errlen, "row %zu: not a JSON object", i);
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, HSDR_RESULTS_SCHEMA) != 0)
+        return hsdr_errorf(err, errlen, "row %zu: field 'schema': expected \"%s\"", i, HSDR_RESULTS_SCHEMA);
+    if (!cJSON_IsString(key))
+        return hsdr_errorf(err, errlen, "row %zu: field 'key': expected a string", i);
+    return 0;
+}
+
+static int check_base(const char *base, char *err, size_t errlen)
+{
+    if (!base || !*base || strchr(base, '/'))
+        return hsdr_errorf(err, errlen, "results base name '%s': expected a file name without '/'", base ? base : "");
+    return 0;
+}
+
+int hsdr_results_write(const char *dir, const char *base, cJSON *const *rows, size_t n, char *err, size_t errlen)
+{
+    if (check_base(base, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (check_row(rows[i], i, err, errlen) != 0)
+            return -1;
+    if (make_dirs(dir, err, errlen) != 0)
+        return -1;
+    atomic_file jsonl = {0}, csv = {0};
+    int rc = -1;
+    if (atomic_open(&jsonl, dir, base, ".jsonl", err, errlen) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (write_json_line(jsonl.f, rows[i]) != 0) {
+            hsdr_errorf(err, errlen, "%s: write failed: %s", jsonl.tmp_path, strerror(errno));
+            goto out;
+        }
+    if (atomic_finish(&jsonl, err, errlen) != 0)
+        goto out;
+    if (atomic_open(&csv, dir, base, ".csv", err, errlen) != 0)
+        goto out;
+    if (write_csv(csv.f, rows, n) != 0) {
+        hsdr_errorf(err, errlen, "%s: write failed: %s", csv.tmp_path, strerror(errno));
+        goto out;
+    }
+    if (atomic_finish(&csv, err, errlen) != 0)
+        goto out;
+    /* Both complete: only now do they take the final names. */
+    if (rename(jsonl.tmp_path, jsonl.final_path) != 0) {
+        hsdr_errorf(err, errlen, "%s: cannot rename to %s: %s", jsonl.tmp_path, jsonl.final_path, strerror(errno));
+        goto out;
+    }
+    if (rename(csv.tmp_path, csv.final_path) != 0) {
+        hsdr_errorf(err, errlen, "%s: cannot rename to %s: %s", csv.tmp_path, csv.final_path, strerror(errno));
+        unlink(jsonl.final_path); /* never a JSONL without its CSV mirror */
+        goto out;
+    }
+    sync_dir(dir);
+    rc = 0;
+out:
+    atomic_discard(&jsonl);
+    atomic_discard(&csv);
+    return rc;
+}
+
+/* ---- the progress file ------------------------------------------------------------------------------------------- */
+
+struct hsdr_partial {
+    FILE *f;
+    char *path;
+};
+
+hsdr_partial *hsdr_results_partial_open(const char *dir, const char *base, char *err, size_t errlen)
+{
+    if (check_base(base, err, errlen) != 0 || make_dirs(dir, err, errlen) != 0)
+        return NULL;
+    hsdr_partial *p = calloc(1, sizeof *p);
+    if (!p || !(p->path = join_path(dir, "", base, ".partial.jsonl"))) {
+        free(p);
+        hsdr_errorf(err, errlen, "%s: out of memory", dir);
+        return NULL;
+    }
+    p->f = fopen(p->path, "we");
+    if (!p->f) {
+        hsdr_errorf(err, errlen, "%s: cannot create: %s", p->path, strerror(errno));
+        free(p->path);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int hsdr_results_partial_append(hsdr_partial *p, const cJSON *row)
+{
+    if (!p || !p->f || write_json_line(p->f, row) != 0)
+        return -1;
+    return fflush(p->f) == 0 ? 0 : -1;
+}
+
+const char *hsdr_results_partial_path(const hsdr_partial *p)
+{
+    return p ? p->path : NULL;
+}
+
+void hsdr_results_partial_close(hsdr_partial *p, int remove_it)
+{
+    if (!p)
+        return;
+    if (p->f)
+        fclose(p->f);
+    if (remove_it)
+        unlink(p->path);
+    free(p->path);
+    free(p);
+}
+
+/* ---- reading ----------------------------------------------------------------------------------------------------- */
+
+void hsdr_results_free(cJSON **rows, size_t n)
+{
+    if (!rows)
+        return;
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(rows[i]);
+    free(rows);
+}
+
+static int blank(const char *s, const char *end)
+{
+    for (; s < end; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+int hsdr_results_read_lines(const char *path, cJSON ***rows_out, size_t **lines_out, size_t *n_out, char *err,
+                            size_t errlen)
+{
+    size_t len;
+    char *text = hsdr_read_file(path, &len, err, errlen);
+    if (!text)
+        return -1;
+    cJSON **rows = NULL;
+    size_t *lines = NULL, n = 0, cap = 0, line = 0;
+    int rc = -1;
+    for (const char *s = text; s < text + len;) {
+        const char *eol = memchr(s, '\n', (size_t)(text + len - s));
+        if (!eol)
+            eol = text + len;
+        line++;
+        if (blank(s, eol)) {
+            s = eol + 1;
+            continue;
+        }
+        if (memchr(s, '\0', (size_t)(eol - s))) {
+            hsdr_errorf(err, errlen, "%s:%zu: NUL byte in the line", path, line);
+            goto out;
+        }
+        const char *end = NULL;
+        cJSON *row = cJSON_ParseWithLengthOpts(s, (size_t)(eol - s), &end, 0);
+        if (!row) {
+            hsdr_errorf(err, errlen, "%s:%zu:%ld: malformed JSON", path, line, end ? (long)(end - s) + 1 : 1L);
+            goto out;
+        }
+        if (!blank(end, eol)) {
+            cJSON_Delete(row);
+            hsdr_errorf(err, errlen, "%s:%zu:%ld: text after the JSON object (one object per line)", path, line,
+                        (long)(end - s) + 1);
+            goto out;
+        }
+        const cJSON *schema = cJSON_GetObjectItemCaseSensitive(row, "schema");
+        const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
+        const char *why = !cJSON_IsObject(row) ? "expected a JSON object"
+                          : !schema ? "missing field 'schema' (expected \"" HSDR_RESULTS_SCHEMA "\")"
+                          : !cJSON_IsString(schema) || strcmp(schema->valuestring, HSDR_RESULTS_SCHEMA) != 0
+                              ? "field 'schema': expected \"" HSDR_RESULTS_SCHEMA "\""
+                          : !key              ? "missing field 'key'"
+                          : !cJSON_IsString(key) ? "field 'key': expected a string"
+                                                 : NULL;
+        if (why) {
+            cJSON_Delete(row);
+            hsdr_errorf(err, errlen, "%s:%zu: %s", path, line, why);
+            goto out;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            cJSON **r = realloc(rows, cap * sizeof *r);
+            if (r)
+                rows = r;
+            size_t *l = realloc(lines, cap * sizeof *l);
+            if (l)
+                lines = l;
+            if (!r || !l) {
+                cJSON_Delete(row);
+                hsdr_errorf(err, errlen, "%s:%zu: out of memory", path, line);
+                goto out;
+            }
+        }
+        rows[n] = row;
+        lines[n++] = line;
+        s = eol + 1;
+    }
+    rc = 0;
+out:
+    free(text);
+    if (rc != 0) {
+        hsdr_results_free(rows, n);
+        free(lines);
+        return -1;
+    }
+    *rows_out = rows;
+    *n_out = n;
+    if (lines_out)
+        *lines_out = lines;
+    else
+        free(lines);
+    return 0;
+}
+
+int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen)
+{
+    return hsdr_results_read_lines(path, rows, NULL, n, err, errlen);
+}

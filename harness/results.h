@@ -1,0 +1,48 @@
+/* Result files of schema hsdr-results/1 (docs/results-schema.md): DIR/BASE.jsonl (one JSON object per case, one
+ * line each) and its CSV mirror DIR/BASE.csv, both written under a temporary name and renamed when complete; a
+ * progress file DIR/BASE.partial.jsonl for long runs; and the reader used by `hsdr compare` and `hsdr merge`. */
+#ifndef HSDR_RESULTS_H
+#define HSDR_RESULTS_H
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#define HSDR_RESULTS_SCHEMA "hsdr-results/1"
+
+/* Write rows (cJSON objects of schema hsdr-results/1, each with a string "key") to DIR/BASE.jsonl and DIR/BASE.csv:
+ * mkdir -p DIR, write each to a temporary name in DIR (".BASE.jsonl.<pid>.<n>.tmp"), fsync, then rename both. Never
+ * leaves a half-written file under the final names; on failure the temporary files are removed (only a process killed
+ * mid-write can leave a hidden *.tmp). Rows are printed with hsdr_results_print. 0, or -1 with a message in err. */
+int hsdr_results_write(const char *dir, const char *base, cJSON *const *rows, size_t n, char *err, size_t errlen);
+
+/* Progress file for long runs: rows appended (and flushed) to DIR/BASE.partial.jsonl as they complete;
+ * hsdr_results_partial_close(p, 1) deletes it once the final write succeeded, hsdr_results_partial_close(p, 0) keeps
+ * it (clearly named partial) when the run was interrupted. open: NULL with a message in err; append: 0 or -1. */
+typedef struct hsdr_partial hsdr_partial;
+hsdr_partial *hsdr_results_partial_open(const char *dir, const char *base, char *err, size_t errlen);
+int hsdr_results_partial_append(hsdr_partial *p, const cJSON *row);
+const char *hsdr_results_partial_path(const hsdr_partial *p);
+void hsdr_results_partial_close(hsdr_partial *p, int remove_it); /* p may be NULL */
+
+/* Read a JSONL results file: every non-empty line must be a JSON object with "schema": "hsdr-results/1" and a
+ * string "key"; errors name file:line (and the column for malformed JSON). An empty file gives 0 rows. Caller frees
+ * with hsdr_results_free. */
+int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen);
+/* The same, also giving the 1-based line number of every row in *lines (caller frees; lines may be NULL). */
+int hsdr_results_read_lines(const char *path, cJSON ***rows, size_t **lines, size_t *n, char *err, size_t errlen);
+void hsdr_results_free(cJSON **rows, size_t n);
+
+/* A row (any cJSON value) as one line of JSON, the layout of cJSON_PrintUnformatted but with exact numbers:
+ * integers when integral (below 1e17), else the shortest of %.15g / %.16g / %.17g that reads back to the same double
+ * (cJSON's own printer rounds to 15 digits whenever that is "close"); NaN and infinities as null. Every JSONL line
+ * written here comes from it. Caller frees (free); NULL when out of memory or the value is not printable. */
+char *hsdr_results_print(const cJSON *item);
+
+/* The CSV columns, in order: the scalar fields of the schema flattened with '.' (key, variant, ..., time_ns.median,
+ * ..., convert.time_ns, occupancy.mean, error.nmse, ..., context.commit, context.cpu_model; the column "error" holds
+ * the message of an errored row, whose "error" is a string), then stage_<name>_alone_ns and stage_<name>_ablation_ns
+ * for every canonical stage name (hsdr_stage_name). Missing, null or non-scalar values are empty cells; strings are
+ * quoted per RFC 4180 when they hold a comma, a quote or a line break; numbers as in hsdr_results_print; booleans
+ * true / false. Returns the count; *names (when names is not NULL) points to a static list. */
+size_t hsdr_results_csv_columns(const char ***names);
+
+#endif

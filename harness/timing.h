@@ -1,0 +1,58 @@
+/* Timing of one variant on one configuration: buffers (rotating weight copies for cold runs), per-thread scratch,
+ * row ranges, and the measurement loops (warm-up, repetitions until the noise target, the time limit or the
+ * repetition cap; every sample kept). */
+#ifndef HSDR_TIMING_H
+#define HSDR_TIMING_H
+#include <stddef.h>
+
+#include "case.h"
+#include "inputs.h"
+#include "threads.h"
+
+typedef struct {
+    const hsdr_variant *v;
+    hsdr_exec exec;          /* template: weights = copies[0]; y, act and x owned here */
+    void **copies;           /* ncopies weight buffers (prepared form, or raw PTQ1_0) */
+    size_t ncopies;
+    void *raw_block;         /* raw copies live in one allocation */
+    size_t copy_bytes;       /* bytes of one copy (footprint when prepared) */
+    void **scratch;          /* per thread */
+    int nthreads;
+    int *r0, *r1;            /* per-thread row ranges */
+    double convert_ns;       /* time of the first prepare(), 0 without one */
+    size_t footprint;        /* prepared bytes, or the PTQ1_0 bytes */
+    size_t next_copy;
+} hsdr_timing_setup;
+
+/* Memory a setup may use for cold copies (bytes): min(4 GiB, a quarter of physical memory). */
+size_t hsdr_timing_memory_cap(void);
+/* 0, or -1 with a message (an out-of-memory message names the bytes needed). */
+int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
+                             hsdr_mode mode, char *err, size_t errlen);
+void hsdr_timing_setup_free(hsdr_timing_setup *ts);
+/* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers) */
+void hsdr_timing_run_serial(hsdr_timing_setup *ts);
+
+typedef struct {
+    int warmup, min_reps, max_reps;
+    double noise_target; /* stop when (p75 - p25) / median is at most this */
+    double time_limit_s;
+} hsdr_timing_policy;
+
+typedef struct {
+    double median, p10, p25, p75, p90, min, mean, rel_spread;
+    int reps;
+    const char *stop; /* noise | time_limit | max_reps */
+    double *samples;  /* reps samples in ns, in order (owned; hsdr_stats_free) */
+} hsdr_stats;
+void hsdr_stats_free(hsdr_stats *st);
+
+/* The full matvec (prologue, barrier, rows) with ablation masks; or one stage alone (stage >= 0). */
+int hsdr_time_full(hsdr_timing_setup *ts, hsdr_pool *pool, unsigned skip, unsigned twice,
+                   const hsdr_timing_policy *pol, hsdr_stats *st);
+int hsdr_time_stage(hsdr_timing_setup *ts, hsdr_pool *pool, hsdr_stage s, const hsdr_timing_policy *pol,
+                    hsdr_stats *st);
+/* Monotonic clock in ns. */
+double hsdr_now_ns(void);
+
+#endif

@@ -1,0 +1,208 @@
+#include "validate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp16.h"
+#include "hsdr.h"
+#include "ptq1_0.h"
+#include "timing.h"
+
+int hsdr_y_reference_for(const hsdr_variant *v, const hsdr_case *c, const hsdr_inputs *in, hsdr_y_reference *yr)
+{
+    const int N = in->N;
+    const char *f = v->family;
+    if (strcmp(f, "production") == 0 || strcmp(f, "baseline") == 0) {
+        /* production-equivalent and our own baselines: bit-identical to the production fused sequence */
+        for (int r = 0; r < N; r++) {
+            yr->ref[r] = in->y_q8[r];
+            yr->tol[r] = -1.0;
+        }
+        yr->what = "bit-identical to production PTQ1_0 x Q8_0";
+    } else if (strcmp(f, "exact") == 0) {
+        /* fp32 rounding of an fp64-or-better sum: half an fp32 ulp of |y| plus the exact tolerance */
+        for (int r = 0; r < N; r++) {
+            yr->ref[r] = in->y_exact[r];
+            yr->tol[r] = 0x1p-24 * fabs(in->y_exact[r]) + 1e-9 * fmax(1.0, in->abs_exact[r]);
+        }
+        yr->what = "within fp32 rounding of the exact sum";
+    } else if (strcmp(f, "direct") == 0 || strcmp(f, "stateset") == 0 || strcmp(f, "tile64") == 0) {
+        /* spec/vectors.md: fp32 kernels within 2^-20 sum|terms| of the exact LNS8 value */
+        for (int r = 0; r < N; r++) {
+            yr->ref[r] = in->y_lns8[r];
+            yr->tol[r] = 0x1p-20 * in->abs_lns8[r];
+        }
+        yr->what = "within 2^-20 sum|terms| of y_lns8";
+    } else if (strcmp(f, "flns") == 0) {
+        /* the fLNS tree is exact in integers; its fp64 value per group is only summed: same fp32 tolerance */
+        hsdr_inputs_flns(in, c->flns_F, c->flns_b, yr->ref);
+        for (int r = 0; r < N; r++)
+            yr->tol[r] = 0x1p-20 * in->abs_lns8[r];
+        yr->what = "within 2^-20 sum|terms| of the reference fLNS value";
+    } else if (strcmp(f, "q1516") == 0) {
+        /* two values each within the spec bound of the correctly rounded one, plus fp32 rounding of y */
+        for (int r = 0; r < N; r++) {
+            yr->ref[r] = ldexp((double)in->q_row[r], -16);
+            yr->tol[r] = 2.0 * ldexp(in->q_bound[r], -16) + 0x1p-24 * fabs(yr->ref[r]);
+        }
+        yr->what = "within twice the Q15.16 bound of the reference";
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* First mismatch of the timed path's y against the family reference, or "" */
+static void check_y(const float *y, const hsdr_y_reference *yr, int N, char *msg, size_t n)
+{
+    msg[0] = '\0';
+    for (int r = 0; r < N; r++) {
+        bool ok = yr->tol[r] < 0 ? hsdr_f32_bits(y[r]) == hsdr_f32_bits((float)yr->ref[r])
+                                 : !isnan(y[r]) && fabs((double)y[r] - yr->ref[r]) <= yr->tol[r];
+        if (!ok) {
+            snprintf(msg, n, "timed path y[%d] = %.9g, reference %.17g (%s)", r, (double)y[r], yr->ref[r], yr->what);
+            return;
+        }
+    }
+}
+
+/* The checking interface against the bundle: every declared output. */
+static void check_interface(const hsdr_case *c, const hsdr_inputs *in, char *msg, size_t n)
+{
+    const hsdr_variant *v = c->variant;
+    const int K = in->K, N = in->N, G = K / HSDR_QK;
+    const size_t ng = (size_t)N * G;
+    msg[0] = '\0';
+    double *y64 = malloc(sizeof(double) * (size_t)N);
+    float *y32 = malloc(sizeof(float) * (size_t)N);
+    int32_t *A = malloc(sizeof(int32_t) * ng * 8);
+    int16_t *C = malloc(sizeof(int16_t) * ng * HSDR_NSTATES);
+    int64_t *qg = malloc(sizeof(int64_t) * ng), *qr = malloc(sizeof(int64_t) * (size_t)N);
+    int32_t *lam = malloc(sizeof(int32_t) * ng);
+    int8_t *sg = malloc(ng);
+    if (!y64 || !y32 || !A || !C || !qg || !qr || !lam || !sg) {
+        snprintf(msg, n, "out of memory for validation buffers");
+        goto out;
+    }
+    for (int r = 0; r < N; r++) {
+        y64[r] = NAN;
+        y32[r] = NAN;
+        qr[r] = INT64_MIN;
+    }
+    memset(A, 0x80, sizeof(int32_t) * ng * 8); /* poison */
+    memset(C, 0x80, sizeof(int16_t) * ng * HSDR_NSTATES);
+    memset(sg, 99, ng);
+    unsigned o = v->outputs;
+    hsdr_matvec_io io = {.K = K, .N = N, .weights = in->W, .x = in->x, .codes = in->codes, .prescale_e = in->e,
+                         .flns_F = c->flns_F, .flns_b = c->flns_b,
+                         .y_f64 = v->precision == 64 ? y64 : NULL, .y_f32 = v->precision == 32 ? y32 : NULL,
+                         .A = (o & HSDR_OUT_A) ? A : NULL, .C = (o & HSDR_OUT_C) ? C : NULL,
+                         .q_group = (o & HSDR_OUT_Q1516) ? qg : NULL, .q_row = (o & HSDR_OUT_Q1516) ? qr : NULL,
+                         .flns_lambda = (o & HSDR_OUT_FLNS) ? lam : NULL, .flns_sign = (o & HSDR_OUT_FLNS) ? sg : NULL};
+    char err[256] = "";
+    if (v->matvec(v, &io, err, sizeof err) != 0) {
+        snprintf(msg, n, "checking interface failed: %s", err);
+        goto out;
+    }
+    for (int r = 0; r < N && !msg[0]; r++) {
+        double got = v->precision == 64 ? y64[r] : (double)y32[r];
+        if ((o & HSDR_OUT_Y_EXACT) && !(fabs(got - in->y_exact[r]) <= 1e-9 * fmax(1.0, in->abs_exact[r])))
+            snprintf(msg, n, "y_exact[%d] = %.17g, reference %.17g", r, got, in->y_exact[r]);
+        else if ((o & HSDR_OUT_Y_Q8_0) && hsdr_f32_bits(y32[r]) != hsdr_f32_bits(in->y_q8[r]))
+            snprintf(msg, n, "y_q8_0[%d] = %.9g, production %.9g: not bit-identical", r, (double)y32[r],
+                     (double)in->y_q8[r]);
+        else if ((o & HSDR_OUT_Y_LNS8) &&
+                 !(fabs(got - in->y_lns8[r]) <= (v->precision == 64 ? 1e-12 * fmax(1.0, fabs(in->y_lns8[r]))
+                                                                    : 0x1p-20 * in->abs_lns8[r])))
+            snprintf(msg, n, "y_lns8[%d] = %.17g, reference %.17g", r, got, in->y_lns8[r]);
+        else if ((o & HSDR_OUT_Q1516) && !(fabs((double)(qr[r] - in->q_row[r])) <= 2.0 * in->q_bound[r]))
+            snprintf(msg, n, "q15_16[%d] = %lld, reference %lld", r, (long long)qr[r], (long long)in->q_row[r]);
+    }
+    if (!msg[0] && (o & HSDR_OUT_A))
+        for (size_t i = 0; i < ng * 8; i++)
+            if (A[i] != in->A[i]) {
+                snprintf(msg, n, "A[row %zu][group %zu][%zu] = %d, reference %d", i / 8 / G, i / 8 % G, i % 8, A[i],
+                         in->A[i]);
+                break;
+            }
+    if (!msg[0] && (o & HSDR_OUT_C)) {
+        for (size_t rg = 0; rg < ng && !msg[0]; rg++) {
+            hsdr_stateset128 s;
+            uint64_t nz[2], neg[2];
+            int16_t ref[HSDR_NSTATES];
+            hsdr_stateset128_build(in->codes + (rg % G) * HSDR_QK, &s);
+            hsdr_ptq1_0_to_masks(in->W + rg * HSDR_PTQ1_0_BYTES, nz, neg);
+            hsdr_stateset128_counts(&s, nz, neg, ref);
+            for (int k = 1; k < HSDR_NSTATES; k++)
+                if (C[rg * HSDR_NSTATES + k] != ref[k]) {
+                    snprintf(msg, n, "C[row %zu][group %zu][k=%d] = %d, reference %d", rg / G, rg % G, k,
+                             C[rg * HSDR_NSTATES + k], ref[k]);
+                    break;
+                }
+        }
+    }
+    if (!msg[0] && (o & HSDR_OUT_FLNS))
+        for (size_t rg = 0; rg < ng; rg++) {
+            hsdr_flns root = hsdr_flns_tree(in->A + rg * 8, c->flns_F, c->flns_b);
+            if (sg[rg] != root.sign || (root.sign && lam[rg] != root.lambda)) {
+                snprintf(msg, n, "fLNS root [row %zu][group %zu] = (%d, %d), reference (%d, %d)", rg / G, rg % G,
+                         lam[rg], sg[rg], root.lambda, root.sign);
+                break;
+            }
+        }
+out:
+    free(y64), free(y32), free(A), free(C), free(qg), free(qr), free(lam), free(sg);
+}
+
+void hsdr_validate(const hsdr_case *c, const hsdr_inputs *in, hsdr_validation *out)
+{
+    const hsdr_variant *v = c->variant;
+    out->passed = false;
+    char msg[400] = "";
+    if (v->matvec) {
+        check_interface(c, in, msg, sizeof msg);
+        if (msg[0]) {
+            snprintf(out->detail, sizeof out->detail, "checking interface: %s", msg);
+            return;
+        }
+    }
+    hsdr_y_reference yr = {malloc(sizeof(double) * (size_t)in->N), malloc(sizeof(double) * (size_t)in->N), ""};
+    float *y = NULL;
+    hsdr_timing_setup ts;
+    char err[256] = "";
+    bool have_setup = false;
+    if (!yr.ref || !yr.tol) {
+        snprintf(out->detail, sizeof out->detail, "out of memory");
+        goto out;
+    }
+    if (hsdr_y_reference_for(v, c, in, &yr) != 0) {
+        snprintf(out->detail, sizeof out->detail, "no reference for family '%s'", v->family);
+        goto out;
+    }
+    /* the timed path, single-threaded over all rows, on the base weights */
+    if (hsdr_timing_setup_create(&ts, c, in, 1, HSDR_MODE_HOT, err, sizeof err) != 0) {
+        snprintf(out->detail, sizeof out->detail, "timed path setup failed: %s", err);
+        goto out;
+    }
+    have_setup = true;
+    y = ts.exec.y;
+    for (int r = 0; r < in->N; r++)
+        y[r] = NAN;
+    hsdr_timing_run_serial(&ts);
+    check_y(y, &yr, in->N, msg, sizeof msg);
+    if (msg[0]) {
+        snprintf(out->detail, sizeof out->detail, "%s", msg);
+        goto out;
+    }
+    out->passed = true;
+    snprintf(out->detail, sizeof out->detail, "%s%s; timed path %s (%d rows)",
+             v->matvec ? "checking interface: every declared output matches (integers exactly)" : "no checking interface",
+             "", yr.what, in->N);
+out:
+    if (have_setup)
+        hsdr_timing_setup_free(&ts);
+    free(yr.ref);
+    free(yr.tol);
+}

@@ -1,0 +1,60 @@
+# CLI tests of `hsdr compare` and `hsdr merge` on the result files in tests/data/results/ (schema hsdr-results/1).
+# a.jsonl -> b.jsonl: ref.direct K=1024 x0.8 (FASTER), ref.stateset x1.25 (SLOWER), ref.q8_0 within 0.1% (SAME),
+# ref.tile64 +3% under 30% noise (AMBIGUOUS), ref.flns failed in B and ref.q1516 with 2 samples in A (NOT_COMPARABLE),
+# K=2048 only in A, K=4096 only in B.
+set(RES ${CMAKE_CURRENT_SOURCE_DIR}/data/results)
+set(HSDR $<TARGET_FILE:hsdr>)
+
+cli_test(compare_verdicts 0
+  "^variant=ref\\.direct K=1024 .*\\[0\\.79[0-9]*, 0\\.80[0-9]*\\] +FASTER$"
+  "^variant=ref\\.stateset K=1024 .* SLOWER$"
+  "^variant=ref\\.q8_0 K=1024 .* SAME$"
+  "^variant=ref\\.tile64 K=1024 .* AMBIGUOUS$"
+  "^variant=ref\\.flns K=1024 .* NOT_COMPARABLE: B status failed$"
+  "^variant=ref\\.q1516 K=1024 .* NOT_COMPARABLE: A has 2 samples \\(needs 3\\)$"
+  "^variant=ref\\.direct K=2048 .* ONLY_IN_A$"
+  "^variant=ref\\.direct K=4096 .* ONLY_IN_B$"
+  "^1 FASTER, 1 SLOWER, 1 SAME, 1 AMBIGUOUS, 2 NOT_COMPARABLE, 1 ONLY_IN_A, 1 ONLY_IN_B$"
+  -- ${HSDR} compare ${RES}/a.jsonl ${RES}/b.jsonl)
+cli_test(compare_reversed 0
+  "^variant=ref\\.direct K=1024 .* SLOWER$" "^variant=ref\\.stateset K=1024 .* FASTER$"
+  "^variant=ref\\.direct K=4096 .* ONLY_IN_A$" "NOT_COMPARABLE: A status failed$"
+  -- ${HSDR} compare ${RES}/b.jsonl ${RES}/a.jsonl)
+cli_test(compare_json 0
+  "^\\{\"key\":\"variant=ref\\.direct K=1024 [^\"]*\",\"verdict\":\"FASTER\",\"median_a_ns\":1000\\.5,\"median_b_ns\":800\\.5,"
+  "\"verdict\":\"AMBIGUOUS\"" "\"verdict\":\"NOT_COMPARABLE\",\"reason\":\"B status failed\""
+  "\"counts\":\\{\"FASTER\":1,\"SLOWER\":1,\"SAME\":1,\"AMBIGUOUS\":1,\"NOT_COMPARABLE\":2,\"ONLY_IN_A\":1,\"ONLY_IN_B\":1\\}"
+  -- ${HSDR} compare --json ${RES}/a.jsonl ${RES}/b.jsonl)
+# a 30% threshold takes x0.8, x1.25 and the noisy +3% into "same"
+cli_test(compare_threshold 0 "^0 FASTER, 0 SLOWER, 4 SAME, 0 AMBIGUOUS,"
+  -- ${HSDR} compare ${RES}/a.jsonl ${RES}/b.jsonl --threshold 0.3)
+cli_test(compare_one_file 2 "give exactly two result files" -- ${HSDR} compare ${RES}/a.jsonl)
+cli_test(compare_bad_threshold 2 "--threshold: '2' is not a number in \\(0, 1\\)"
+  -- ${HSDR} compare ${RES}/a.jsonl ${RES}/b.jsonl --threshold 2)
+cli_test(compare_unknown_option 2 "unknown option '--fast'" -- ${HSDR} compare --fast ${RES}/a.jsonl ${RES}/b.jsonl)
+cli_test(compare_missing_file 2 "no-such\\.jsonl: cannot open: No such file"
+  -- ${HSDR} compare ${RES}/a.jsonl ${RES}/no-such.jsonl)
+cli_test(compare_malformed 2 "bad-line3\\.jsonl:3:[0-9]+: malformed JSON"
+  -- ${HSDR} compare ${RES}/bad-line3.jsonl ${RES}/b.jsonl)
+cli_test(compare_bad_schema 2 "bad-schema\\.jsonl:2: field 'schema': expected \"hsdr-results/1\""
+  -- ${HSDR} compare ${RES}/a.jsonl ${RES}/bad-schema.jsonl)
+cli_test(compare_duplicate_key 2 "dup-key\\.jsonl:2: key 'variant=ref\\.direct K=1024 [^']*' already at line 1"
+  -- ${HSDR} compare ${RES}/dup-key.jsonl ${RES}/b.jsonl)
+
+# (no ';' in these sh -c scripts: CMake would split the argument there; "\n" separates commands instead)
+# two shards (shard-1 repeats one row of shard-0 identically) -> exactly merged-expected.{jsonl,csv}
+set(MERGE_OUT ${CMAKE_CURRENT_BINARY_DIR}/merge-out)
+cli_test(merge_shards 0 "^merged 5 rows from 2 files \\(1 identical repeat dropped\\)" "^identical to the expected files$"
+  -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" && cmp \"$1/results.jsonl\" \"$4\" && cmp \"$1/results.csv\" \"$5\" && ! ls -A \"$1\" | grep -v '^results\\.\\(jsonl\\|csv\\)$' && echo identical to the expected files"
+  ${HSDR} ${MERGE_OUT}/shards ${RES}/shard-0.jsonl ${RES}/shard-1.jsonl ${RES}/merged-expected.jsonl
+  ${RES}/merged-expected.csv)
+cli_test(merge_base 0 "^merged 7 rows from 2 files \\(2 identical repeats dropped\\) into .*/all\\.jsonl and .*/all\\.csv$" "^written$"
+  -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" --base all && test -s \"$1/all.jsonl\" && test -s \"$1/all.csv\" && echo written"
+  ${HSDR} ${MERGE_OUT}/base ${RES}/a.jsonl ${RES}/dup-key.jsonl)
+cli_test(merge_conflict 2
+  "key 'variant=ref\\.stateset K=1024 N=64 R=8 threads=1 dist=gaussian mode=hot' differs between .*shard-0\\.jsonl:1 and .*conflict\\.jsonl:1"
+  "^nothing under the output directory$"
+  -- sh -c "rm -rf \"$1\"\n\"$0\" merge \"$1\" \"$2\" \"$3\" \"$4\"\nrc=$?\n[ -n \"$(ls -A \"$1\" 2>/dev/null)\" ] || echo nothing under the output directory\nexit $rc"
+  ${HSDR} ${MERGE_OUT}/conflict ${RES}/shard-0.jsonl ${RES}/shard-1.jsonl ${RES}/conflict.jsonl)
+cli_test(merge_malformed 2 "bad-line3\\.jsonl:3:[0-9]+: malformed JSON" -- ${HSDR} merge ${MERGE_OUT}/bad ${RES}/bad-line3.jsonl)
+cli_test(merge_no_inputs 2 "give an output directory and at least one input file" -- ${HSDR} merge ${MERGE_OUT}/none)

@@ -1,0 +1,23 @@
+# hsdr run: expansion, validate-then-time, results files, sharding + merge, errors.
+set(RUN_SMALL ${CMAKE_CURRENT_SOURCE_DIR}/data/run/small.yaml)
+set(RUN_OUT ${CMAKE_CURRENT_BINARY_DIR}/run-out)
+cli_test(run_dry 0 "cases expanded" "variant=ref.stateset K=1024 N=512 R=4 threads=2 dist=bonsai mode=cold"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run)
+add_test(NAME cli.run_small COMMAND ${CMAKE_COMMAND} -E env
+  sh -c "$<TARGET_FILE:hsdr> run ${RUN_SMALL} --out ${RUN_OUT}/small && ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_results.py $<TARGET_FILE:hsdr> ${RUN_OUT}/small")
+set_tests_properties(cli.run_small PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "check_results: [0-9]+ rows OK")
+add_test(NAME cli.run_shard_merge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_shard_merge.sh $<TARGET_FILE:hsdr>
+  ${HSDR_PYTHON} ${RUN_SMALL} ${RUN_OUT}/shards)
+set_tests_properties(cli.run_shard_merge PROPERTIES LABELS cli)
+cli_test(run_set_override 0 "variant=ref.direct K=256 N=16 R=1 threads=1 dist=gaussian mode=hot"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set K=256 --set threads=1 --set distribution=gaussian)
+cli_test(run_filter 0 "shard 0/1 runs 2$"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --filter "*ref.q8_0*K=128 *")
+cli_test(run_missing_matrix 2 "nosuch.yaml" -- $<TARGET_FILE:hsdr> run ${CMAKE_CURRENT_SOURCE_DIR}/nosuch.yaml)
+cli_test(run_bad_set 2 "K" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --set K=100)
+cli_test(run_bad_shard 2 "--shard '3/3'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --shard 3/3)
+cli_test(run_bad_option 2 "unknown or incomplete option '--frob'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --frob)
+cli_test(profile_small 0 "ref.q8_0 +[0-9.]+ +[0-9.]+" "per tensor: attn_q"
+  -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants ref.q8_0,ref.direct)
+cli_test(profile_no_model 2 "--model is required" -- $<TARGET_FILE:hsdr> profile)
+cli_test(profile_too_big 2 "above the [0-9]+-byte cap" -- $<TARGET_FILE:hsdr> profile --model bonsai2-27b --layers 64)
