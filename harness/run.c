@@ -535,6 +535,7 @@ int hsdr_cmd_run(int argc, char **argv)
     size_t expanded = m.ncases;
     if (opt.filter)
         hsdr_matrix_filter(&m, opt.filter);
+    size_t filtered = m.ncases;
     if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         hsdr_matrix_free(&m);
@@ -542,7 +543,7 @@ int hsdr_cmd_run(int argc, char **argv)
     }
     printf("hsdr run: %s: %zu cases expanded, %zu skipped", m.source, expanded, m.nskipped);
     if (opt.filter)
-        printf(", %zu after --filter '%s'", m.ncases * (size_t)opt.shard_n, opt.filter);
+        printf(", %zu after --filter '%s'", filtered, opt.filter);
     printf("; shard %d/%d runs %zu\n", opt.shard_i, opt.shard_n, m.ncases);
     if (opt.dry_run || !opt.quiet) {
         /* skip reasons, counted */

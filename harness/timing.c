@@ -35,9 +35,8 @@ static size_t align64(size_t n)
 void hsdr_timing_setup_free(hsdr_timing_setup *ts)
 {
     if (ts->copies) {
-        for (size_t i = 0; i < ts->ncopies; i++)
-            if (ts->v->prepare && ts->copies[i])
-                ts->v->release(ts->copies[i]);
+        if (ts->v->prepare && ts->copies[0])
+            ts->v->release(ts->copies[0]); /* the others are memcpy copies inside raw_block */
         free(ts->copies);
     }
     free(ts->raw_block);
@@ -118,28 +117,20 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
     }
     ts->ncopies = n;
     ts->copies = calloc(n, sizeof(void *));
-    if (!ts->copies) {
+    /* copy 0: the prepared buffer itself (or the first raw copy); the others live in one block, made by memcpy */
+    size_t first_raw = v->prepare ? 1 : 0;
+    ts->raw_block = n > first_raw ? aligned_alloc(64, (n - first_raw) * align64(bytes)) : NULL;
+    if (!ts->copies || (n > first_raw && !ts->raw_block)) {
         if (first)
             v->release(first);
         goto oom;
     }
-    if (v->prepare) {
+    const void *src = v->prepare ? first : (const void *)in->W;
+    if (v->prepare)
         ts->copies[0] = first;
-        for (size_t i = 1; i < n; i++) {
-            size_t b2;
-            if (v->prepare(in->W, in->K, in->N, &ts->copies[i], &b2, err, errlen) != 0) {
-                hsdr_timing_setup_free(ts);
-                return hsdr_errorf(err, errlen, "prepare (copy %zu) failed", i);
-            }
-        }
-    } else {
-        ts->raw_block = aligned_alloc(64, n * align64(bytes));
-        if (!ts->raw_block)
-            goto oom;
-        for (size_t i = 0; i < n; i++) {
-            ts->copies[i] = (char *)ts->raw_block + i * align64(bytes);
-            memcpy(ts->copies[i], in->W, bytes);
-        }
+    for (size_t i = first_raw; i < n; i++) {
+        ts->copies[i] = (char *)ts->raw_block + (i - first_raw) * align64(bytes);
+        memcpy(ts->copies[i], src, bytes);
     }
     ts->exec.weights = ts->copies[0];
     return 0;

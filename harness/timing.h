@@ -14,7 +14,7 @@ typedef struct {
     hsdr_exec exec;          /* template: weights = copies[0]; y, act and x owned here */
     void **copies;           /* ncopies weight buffers (prepared form, or raw PTQ1_0) */
     size_t ncopies;
-    void *raw_block;         /* raw copies live in one allocation */
+    void *raw_block;         /* copies made by memcpy (all but a prepared copy 0) live in one allocation */
     size_t copy_bytes;       /* bytes of one copy (footprint when prepared) */
     void **scratch;          /* per thread */
     int nthreads;

@@ -197,9 +197,9 @@ void hsdr_validate(const hsdr_case *c, const hsdr_inputs *in, hsdr_validation *o
         goto out;
     }
     out->passed = true;
-    snprintf(out->detail, sizeof out->detail, "%s%s; timed path %s (%d rows)",
+    snprintf(out->detail, sizeof out->detail, "%s; timed path %s (%d rows)",
              v->matvec ? "checking interface: every declared output matches (integers exactly)" : "no checking interface",
-             "", yr.what, in->N);
+             yr.what, in->N);
 out:
     if (have_setup)
         hsdr_timing_setup_free(&ts);

@@ -98,7 +98,9 @@ struct hsdr_variant {
      * K/128 groups adds ceil(log2(K/128)) when merge_is_tree, else K/128 - 1. */
     int depth[HSDR_STAGE_COUNT];
     bool merge_is_tree;
-    /* One-off weight conversion (the `convert` stage, timed once; *bytes = footprint). NULL: rows read PTQ1_0. */
+    /* One-off weight conversion (the `convert` stage, timed once; *bytes = footprint). NULL: rows read PTQ1_0.
+     * The prepared weights must be one flat, position-independent buffer of *bytes bytes: the harness makes the
+     * rotating copies of cold runs with memcpy (and frees only the original, with release). */
     int (*prepare)(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen);
     void (*release)(void *prepared);
     size_t (*act_bytes)(int K);

@@ -21,3 +21,7 @@ cli_test(profile_small 0 "ref.q8_0 +[0-9.]+ +[0-9.]+" "per tensor: attn_q"
   -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants ref.q8_0,ref.direct)
 cli_test(profile_no_model 2 "--model is required" -- $<TARGET_FILE:hsdr> profile)
 cli_test(profile_too_big 2 "above the [0-9]+-byte cap" -- $<TARGET_FILE:hsdr> profile --model bonsai2-27b --layers 64)
+if(TARGET hsdr-gbench)
+  cli_test(gbench_smoke 0 "ref.q8_0/bonsai2-27b/attn_k" -- $<TARGET_FILE:hsdr-gbench> --tensors attn_k
+    --benchmark_filter=ref.q8_0 --benchmark_min_time=0.01)
+endif()
