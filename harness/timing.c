@@ -72,10 +72,10 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
     for (int t = 0; t < nthreads; t++)
         if (!(ts->scratch[t] = aligned_alloc(64, align64(sb ? sb : 64))))
             goto oom;
-    /* rows split evenly, each thread's range a multiple of R where possible (one tile build serves R rows) */
+    /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
+     * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
+     * leave threads idle when R approaches N / T) */
     int chunk = (in->N + nthreads - 1) / nthreads;
-    if (v->uses_R && ts->exec.R > 1)
-        chunk = (chunk + ts->exec.R - 1) / ts->exec.R * ts->exec.R;
     for (int t = 0; t < nthreads; t++) {
         long a = (long)t * chunk, b = (long)(t + 1) * chunk;
         ts->r0[t] = (int)(a < in->N ? a : in->N);

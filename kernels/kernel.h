@@ -60,7 +60,8 @@ typedef struct {
 
 /* One timed matvec. The harness owns every buffer, the threads and the clock; a variant only computes.
  * Flow of one timed repetition: prologue(e) once (activation-side work: encode, and route where it does not depend
- * on rows), then rows(e, r0, r1, scratch) on every thread over disjoint row ranges (multiples of R when possible). */
+ * on rows), then rows(e, r0, r1, scratch) on every thread over disjoint, even row ranges; state-set variants build
+ * their tiles once per R rows of their own range. */
 typedef struct {
     int K, N, R;             /* R: rows that share one built activation tile (state-set variants) */
     int flns_F, flns_b;
