@@ -69,9 +69,11 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
     if (!ts->exec.y || (act && !ts->exec.act) || !ts->scratch || !ts->r0 || !ts->r1)
         goto oom;
     size_t sb = v->scratch_bytes ? v->scratch_bytes(in->K, ts->exec.R) : 0;
-    for (int t = 0; t < nthreads; t++)
+    for (int t = 0; t < nthreads; t++) {
         if (!(ts->scratch[t] = aligned_alloc(64, align64(sb ? sb : 64))))
             goto oom;
+        memset(ts->scratch[t], 0, align64(sb ? sb : 64)); /* variants may keep state there: it starts zeroed */
+    }
     /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
      * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
      * leave threads idle when R approaches N / T) */

@@ -105,7 +105,7 @@ struct hsdr_variant {
     int (*prepare)(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen);
     void (*release)(void *prepared);
     size_t (*act_bytes)(int K);
-    size_t (*scratch_bytes)(int K, int R); /* per thread */
+    size_t (*scratch_bytes)(int K, int R); /* per thread, zeroed before first use */
     void (*prologue)(const hsdr_exec *e);
     void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch);
     /* One stage alone over rows r0..r1, on the buffers a full run left. The harness calls it on every thread with

@@ -1,6 +1,7 @@
 /* THE table of variants. Add a variant here and nowhere else. */
 #include <string.h>
 
+#include "cpu/production_ssse3.h"
 #include "kernel.h"
 #include "reference_timed.h"
 #include "reference_variants.h"
@@ -90,6 +91,17 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 8, D(MATERIALIZE) = 2},
      .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
      .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_q1516_rows, .stage = hsdr_reft_q1516_stage},
+    /* ---- CPU kernels (kernels/cpu/) ---- */
+    {.name = "cpu.production", .backend = "cpu", .family = "production",
+     .summary = "production PTQ1_0 x Q8_0 (the fork's x86 design): SSSE3 compare-form digits, maddubs(d,q) - "
+                "maddubs(1,q), four int32 sub-block sums, fused fp32 sequence",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_production_unavailable,
+     .matvec = hsdr_cpu_production_matvec,
+     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 15, D(REDUCE) = 7, D(SCALE) = 4},
+     .act_bytes = hsdr_cpu_production_act_bytes, .scratch_bytes = hsdr_cpu_production_scratch_bytes,
+     .prologue = hsdr_cpu_production_prologue, .rows = hsdr_cpu_production_rows,
+     .stage = hsdr_cpu_production_stage},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];
