@@ -19,6 +19,7 @@
 #endif
 
 #include "machine.h"
+#include "stats.h"
 #include "util.h"
 
 enum { MIN_REPS = 5, MIN_REPS_AT_TIME_LIMIT = 3, MAX_REPS = 3000, WARMUP_MIN_REPS = 2, MAX_PASSES = 1 << 20 };
@@ -156,13 +157,6 @@ typedef struct {
 
 static volatile uint64_t bw_sink; /* where every sum ends: the reads have an observable effect */
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 /* Thread tid's contiguous part [lo, hi) of the working set, boundaries on 64-byte lines. */
 static void thread_part(size_t bytes, int tid, int n, size_t *lo, size_t *hi)
 {
@@ -204,36 +198,20 @@ static double timed_rep(hsdr_pool *pool, bw_task *t)
 {
     if (hsdr_pool_threads(pool) > 1)
         hsdr_pool_run(pool, nothing, NULL);
-    long t0 = now_ns();
+    long t0 = (long)hsdr_now_ns();
     hsdr_pool_run(pool, bw_thread, t);
-    long t1 = now_ns();
+    long t1 = (long)hsdr_now_ns();
     t->first_copy = (int)(((long)t->first_copy + t->passes) % t->copies);
     return (double)(t1 - t0) / t->passes;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks of a sorted array. */
-static double percentile(const double *sorted, int n, double q)
-{
-    double pos = q * (n - 1);
-    int i = (int)pos;
-    if (i >= n - 1)
-        return sorted[n - 1];
-    return sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
 }
 
 /* median and (p90 - p10) / median of samples[0..n) (sorted in scratch). */
 static double summarize(const double *samples, int n, double *scratch, double *spread)
 {
     memcpy(scratch, samples, sizeof *scratch * (size_t)n);
-    qsort(scratch, (size_t)n, sizeof *scratch, cmp_double);
-    double median = percentile(scratch, n, 0.5);
-    *spread = median > 0 ? (percentile(scratch, n, 0.9) - percentile(scratch, n, 0.1)) / median : 0;
+    qsort(scratch, (size_t)n, sizeof *scratch, hsdr_cmp_double);
+    double median = hsdr_quantile(scratch, (size_t)n, 0.5);
+    *spread = median > 0 ? (hsdr_quantile(scratch, (size_t)n, 0.9) - hsdr_quantile(scratch, (size_t)n, 0.1)) / median : 0;
     return median;
 }
 
@@ -369,9 +347,9 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
      * fastest pass so far */
     for (int i = 0; i < 8; i++)
         hsdr_pool_run(pool, nothing, NULL);
-    long warm_start = now_ns();
+    long warm_start = (long)hsdr_now_ns();
     double fastest = 0; /* per pass; the fastest is the one a hiccup (preemption, interrupt) did not stretch */
-    for (int i = 0; i < WARMUP_MIN_REPS || now_ns() - warm_start < WARMUP_NS; i++) {
+    for (int i = 0; i < WARMUP_MIN_REPS || (long)hsdr_now_ns() - warm_start < WARMUP_NS; i++) {
         double per_pass = timed_rep(pool, &task);
         if (i == 0 || per_pass < fastest)
             fastest = per_pass;
@@ -382,7 +360,7 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
     double *sorted = samples + MAX_REPS, spread = 0;
     int reps = 0;
     const char *stop = "max_reps";
-    long start = now_ns();
+    long start = (long)hsdr_now_ns();
     while (reps < MAX_REPS) {
         samples[reps++] = timed_rep(pool, &task);
         if (reps >= MIN_REPS) {
@@ -392,7 +370,7 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
                 break;
             }
         }
-        if (reps >= MIN_REPS_AT_TIME_LIMIT && now_ns() - start >= TIME_LIMIT_NS) {
+        if (reps >= MIN_REPS_AT_TIME_LIMIT && (long)hsdr_now_ns() - start >= TIME_LIMIT_NS) {
             stop = "time_limit";
             break;
         }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "results.h"
+#include "stats.h"
 #include "util.h"
 
 static const char *const verdict_names[] = {"SAME", "FASTER", "SLOWER", "AMBIGUOUS"};
@@ -27,12 +28,6 @@ static uint64_t splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
 }
 
 /* Median of sorted x[0..n-1]. */
@@ -61,16 +56,6 @@ static double resample_median(const double *sorted, size_t n, uint32_t *counts, 
     return lo; /* not reached: the counts sum to n */
 }
 
-/* Linear interpolation between order statistics of sorted x at quantile q. */
-static double quantile(const double *sorted, size_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n)
-        return sorted[n - 1];
-    return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
-}
-
 static int usable(const double *x, size_t n)
 {
     if (!x || n < HSDR_COMPARE_MIN_SAMPLES)
@@ -94,8 +79,8 @@ hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, s
         if (a && b && na > 0 && nb > 0 && (sa = malloc(na * sizeof *sa)) && (sb = malloc(nb * sizeof *sb))) {
             memcpy(sa, a, na * sizeof *sa);
             memcpy(sb, b, nb * sizeof *sb);
-            qsort(sa, na, sizeof *sa, cmp_double);
-            qsort(sb, nb, sizeof *sb, cmp_double);
+            qsort(sa, na, sizeof *sa, hsdr_cmp_double);
+            qsort(sb, nb, sizeof *sb, hsdr_cmp_double);
             double ma = sorted_median(sa, na), mb = sorted_median(sb, nb);
             if (ma > 0.0 && isfinite(ma) && isfinite(mb))
                 r = mb / ma;
@@ -110,8 +95,8 @@ hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, s
         goto out;
     memcpy(sa, a, na * sizeof *sa);
     memcpy(sb, b, nb * sizeof *sb);
-    qsort(sa, na, sizeof *sa, cmp_double);
-    qsort(sb, nb, sizeof *sb, cmp_double);
+    qsort(sa, na, sizeof *sa, hsdr_cmp_double);
+    qsort(sb, nb, sizeof *sb, hsdr_cmp_double);
     r = sorted_median(sb, nb) / sorted_median(sa, na);
     uint64_t rng = HSDR_COMPARE_SEED;
     for (size_t i = 0; i < HSDR_COMPARE_RESAMPLES; i++) {
@@ -119,9 +104,9 @@ hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, s
         double mb = resample_median(sb, nb, counts, &rng);
         boot[i] = mb / ma;
     }
-    qsort(boot, HSDR_COMPARE_RESAMPLES, sizeof *boot, cmp_double);
-    l = quantile(boot, HSDR_COMPARE_RESAMPLES, (1.0 - confidence) / 2);
-    h = quantile(boot, HSDR_COMPARE_RESAMPLES, 1.0 - (1.0 - confidence) / 2);
+    qsort(boot, HSDR_COMPARE_RESAMPLES, sizeof *boot, hsdr_cmp_double);
+    l = hsdr_quantile(boot, HSDR_COMPARE_RESAMPLES, (1.0 - confidence) / 2);
+    h = hsdr_quantile(boot, HSDR_COMPARE_RESAMPLES, 1.0 - (1.0 - confidence) / 2);
     if (h < 1.0 - threshold)
         v = HSDR_FASTER;
     else if (l > 1.0 + threshold)
@@ -307,8 +292,8 @@ static void compare_one(comparison *c, const cJSON *ra, const cJSON *rb, double 
         c->outcome = NOT_COMPARABLE;
     } else {
         c->outcome = (int)hsdr_compare_samples(a, na, b, nb, threshold, confidence, &c->ratio, &c->lo, &c->hi);
-        qsort(a, na, sizeof *a, cmp_double);
-        qsort(b, nb, sizeof *b, cmp_double);
+        qsort(a, na, sizeof *a, hsdr_cmp_double);
+        qsort(b, nb, sizeof *b, hsdr_cmp_double);
         c->median_a = sorted_median(a, na);
         c->median_b = sorted_median(b, nb);
         c->na = na;

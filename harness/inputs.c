@@ -8,6 +8,7 @@
 #include "hsdr.h"
 #include "lns8.h"
 #include "matvec.h"
+#include "stats.h"
 #include "util.h"
 
 void hsdr_random_ptq1_0(hsdr_rng *r, uint8_t *W, size_t nblocks)
@@ -29,11 +30,6 @@ size_t hsdr_inputs_bytes(int K, int N)
     size_t n = (size_t)N, G = (size_t)K / HSDR_QK;
     return n * G * HSDR_PTQ1_0_BYTES + sizeof(float) * (size_t)K + (size_t)K + n * (5 * sizeof(double) + 4 + 8) +
            n * G * 32 + sizeof(hsdr_block_q8_0) * (size_t)K / 32;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
 int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t seed, char *err, size_t errlen)
@@ -111,11 +107,10 @@ int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t se
         occ[g] = s.n_occupied;
         sum += s.n_occupied;
     }
-    qsort(occ, G, sizeof(int), cmp_int);
+    qsort(occ, G, sizeof(int), hsdr_cmp_int);
     in->occ_mean = sum / (double)G;
-    size_t i5 = (size_t)ceil(0.05 * (double)G), i95 = (size_t)ceil(0.95 * (double)G); /* nearest rank */
-    in->occ_p5 = occ[i5 ? i5 - 1 : 0];
-    in->occ_p95 = occ[i95 ? i95 - 1 : 0];
+    in->occ_p5 = hsdr_nearest_rank(occ, G, 0.05);
+    in->occ_p95 = hsdr_nearest_rank(occ, G, 0.95);
     free(occ);
     return 0;
 }

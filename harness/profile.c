@@ -12,6 +12,7 @@
 #include "machine.h"
 #include "ptq1_0.h"
 #include "shapes.h"
+#include "stats.h"
 #include "threads.h"
 #include "timing.h"
 #include "util.h"
@@ -118,12 +119,6 @@ static void one_fn(int tid, int nthreads, void *arg)
     if (nthreads > 1)
         hsdr_pool_barrier(a->pool);
     a->ts->v->rows(&e, a->ts->r0[tid], a->ts->r1[tid], a->ts->scratch[tid]);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int hsdr_cmd_profile(int argc, char **argv)
@@ -300,7 +295,7 @@ int hsdr_cmd_profile(int argc, char **argv)
             if (t >= 0)
                 token_ns[t] = sum;
         }
-        qsort(token_ns, (size_t)o.tokens, sizeof(double), cmp_double);
+        qsort(token_ns, (size_t)o.tokens, sizeof(double), hsdr_cmp_double);
         double med = token_ns[o.tokens / 2];
         /* extrapolation to the whole model: mean time of each layer kind, times the model's count of that kind */
         double attn_sum = 0, other_sum = 0, head_ns = 0;

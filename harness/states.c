@@ -10,23 +10,16 @@
 #include "lns8.h"
 #include "q8.h"
 #include "rng.h"
+#include "stats.h"
 
 typedef struct {
     int *v;
     size_t n;
 } int_samples;
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples. */
 static int percentile(const int_samples *s, double q)
 {
-    size_t i = (size_t)ceil(q * (double)s->n);
-    return s->v[i ? i - 1 : 0];
+    return hsdr_nearest_rank(s->v, s->n, q);
 }
 
 static double mean(const int_samples *s)
@@ -98,8 +91,8 @@ int hsdr_states_run(const states_options *opt, FILE *out)
                 ref += (double)x[i] * x[i];
             }
         }
-        qsort(s128.v, s128.n, sizeof(int), cmp_int);
-        qsort(s64.v, s64.n, sizeof(int), cmp_int);
+        qsort(s128.v, s128.n, sizeof(int), hsdr_cmp_int);
+        qsort(s64.v, s64.n, sizeof(int), hsdr_cmp_int);
         double rl = sqrt(err_lns / ref), rq = sqrt(err_q8 / ref);
         const char *name = hsdr_dist_name((hsdr_dist)di);
         if (opt->json) {

@@ -73,13 +73,6 @@ struct hsdr_pool {
     char pinning[256];
 };
 
-static long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static void futex_wait(atomic_uint *word, unsigned expected)
 {
     /* EAGAIN (the word already moved) and EINTR both just mean "look again" */
@@ -95,12 +88,12 @@ static void futex_wake_all(atomic_uint *word)
 static void wait_while_equal(atomic_uint *word, unsigned value, atomic_uint *sleepers, long spin_ns)
 {
     if (spin_ns > 0) {
-        long start = now_ns();
+        long start = (long)hsdr_now_ns();
         for (unsigned iter = 1;; iter++) {
             if (atomic_load_explicit(word, memory_order_acquire) != value)
                 return;
             cpu_relax();
-            if ((iter & 15) == 0 && now_ns() - start > spin_ns)
+            if ((iter & 15) == 0 && (long)hsdr_now_ns() - start > spin_ns)
                 break;
         }
     }
@@ -149,10 +142,10 @@ void hsdr_pool_run(hsdr_pool *p, void (*fn)(int tid, int nthreads, void *arg), v
     /* wait for remaining == 0 */
     long spin_ns = atomic_load_explicit(&p->spin_ns, memory_order_relaxed) ? IN_CALL_SPIN_NS : 0;
     if (spin_ns > 0) {
-        long start = now_ns();
+        long start = (long)hsdr_now_ns();
         for (unsigned iter = 1; atomic_load_explicit(&p->remaining, memory_order_acquire) != 0; iter++) {
             cpu_relax();
-            if ((iter & 15) == 0 && now_ns() - start > spin_ns)
+            if ((iter & 15) == 0 && (long)hsdr_now_ns() - start > spin_ns)
                 break;
         }
     }

@@ -10,14 +10,8 @@
 #include "machine.h"
 #include "markers.h"
 #include "ptq1_0.h"
+#include "stats.h"
 #include "util.h"
-
-double hsdr_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 size_t hsdr_timing_memory_cap(void)
 {
@@ -182,23 +176,6 @@ static void rep_fn(int tid, int nthreads, void *arg)
     hsdr_markers_stop("matvec");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear-interpolated quantile of sorted values. */
-static double quantile(const double *s, int n, double q)
-{
-    if (n == 1)
-        return s[0];
-    double pos = q * (n - 1);
-    int i = (int)pos;
-    double f = pos - i;
-    return i + 1 < n ? s[i] + f * (s[i + 1] - s[i]) : s[n - 1]; /* monotone, exact for equal neighbours */
-}
-
 void hsdr_stats_free(hsdr_stats *st)
 {
     free(st->samples);
@@ -209,12 +186,12 @@ static void summarize(hsdr_stats *st, double *sorted)
 {
     int n = st->reps;
     memcpy(sorted, st->samples, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
-    st->median = quantile(sorted, n, 0.5);
-    st->p10 = quantile(sorted, n, 0.1);
-    st->p25 = quantile(sorted, n, 0.25);
-    st->p75 = quantile(sorted, n, 0.75);
-    st->p90 = quantile(sorted, n, 0.9);
+    qsort(sorted, (size_t)n, sizeof(double), hsdr_cmp_double);
+    st->median = hsdr_quantile(sorted, (size_t)n, 0.5);
+    st->p10 = hsdr_quantile(sorted, (size_t)n, 0.1);
+    st->p25 = hsdr_quantile(sorted, (size_t)n, 0.25);
+    st->p75 = hsdr_quantile(sorted, (size_t)n, 0.75);
+    st->p90 = hsdr_quantile(sorted, (size_t)n, 0.9);
     st->min = sorted[0];
     double m = 0.0;
     for (int i = 0; i < n; i++)

@@ -52,7 +52,5 @@ int hsdr_time_full(hsdr_timing_setup *ts, hsdr_pool *pool, unsigned skip, unsign
                    const hsdr_timing_policy *pol, hsdr_stats *st);
 int hsdr_time_stage(hsdr_timing_setup *ts, hsdr_pool *pool, hsdr_stage s, const hsdr_timing_policy *pol,
                     hsdr_stats *st);
-/* Monotonic clock in ns. */
-double hsdr_now_ns(void);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int hsdr_errorf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -50,6 +51,13 @@ char *hsdr_read_file(const char *path, size_t *len, char *err, size_t errlen)
     if (len)
         *len = n;
     return buf;
+}
+
+double hsdr_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
 
 int hsdr_glob_match(const char *pattern, const char *name)
