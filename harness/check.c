@@ -15,6 +15,8 @@
 #include "hsdr.h"
 #include "kernel.h"
 #include "lns8.h"
+#include "matvec.h"
+#include "outputs.h"
 #include "ptq1_0.h"
 #include "util.h"
 
@@ -130,95 +132,15 @@ static void check_ptq1_0_quantize(const vec_case *c, verdict *r)
 
 /* ---- matvec-shaped cases (group and matvec) ---- */
 
-typedef struct {
-    double *y_f64;
-    float *y_f32;
-    int32_t *A;
-    int16_t *C;
-    int64_t *q_group, *q_row;
-    int32_t *lambda;
-    int8_t *sign;
-} outputs;
-
-static void outputs_free(outputs *o)
-{
-    free(o->y_f64);
-    free(o->y_f32);
-    free(o->A);
-    free(o->C);
-    free(o->q_group);
-    free(o->q_row);
-    free(o->lambda);
-    free(o->sign);
-}
-
-/* Allocate every output the variant declares, poisoned so that an unwritten element cannot pass. */
-static int outputs_alloc(outputs *o, const hsdr_variant *v, int N, int G, hsdr_matvec_io *io)
-{
-    memset(o, 0, sizeof *o);
-    size_t n = (size_t)N, ng = (size_t)N * G;
-    o->y_f64 = malloc(sizeof(double) * n);
-    o->y_f32 = malloc(sizeof(float) * n);
-    o->A = malloc(sizeof(int32_t) * ng * 8);
-    o->C = malloc(sizeof(int16_t) * ng * HSDR_NSTATES);
-    o->q_group = malloc(sizeof(int64_t) * ng);
-    o->q_row = malloc(sizeof(int64_t) * n);
-    o->lambda = malloc(sizeof(int32_t) * ng);
-    o->sign = malloc(ng);
-    if (!o->y_f64 || !o->y_f32 || !o->A || !o->C || !o->q_group || !o->q_row || !o->lambda || !o->sign)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        o->y_f64[i] = NAN;
-        o->y_f32[i] = NAN;
-        o->q_row[i] = INT64_MIN;
-    }
-    for (size_t i = 0; i < ng * 8; i++)
-        o->A[i] = INT32_MIN;
-    for (size_t i = 0; i < ng * HSDR_NSTATES; i++)
-        o->C[i] = INT16_MIN;
-    for (size_t i = 0; i < ng; i++) {
-        o->q_group[i] = INT64_MIN;
-        o->lambda[i] = INT32_MIN;
-        o->sign[i] = 99;
-    }
-    unsigned out = v->outputs;
-    io->y_f64 = v->precision == 64 ? o->y_f64 : NULL;
-    io->y_f32 = v->precision == 32 ? o->y_f32 : NULL;
-    io->A = (out & HSDR_OUT_A) ? o->A : NULL;
-    io->C = (out & HSDR_OUT_C) ? o->C : NULL;
-    io->q_group = (out & HSDR_OUT_Q1516) ? o->q_group : NULL;
-    io->q_row = (out & HSDR_OUT_Q1516) ? o->q_row : NULL;
-    io->flns_lambda = (out & HSDR_OUT_FLNS) ? o->lambda : NULL;
-    io->flns_sign = (out & HSDR_OUT_FLNS) ? o->sign : NULL;
-    return 0;
-}
-
-static double out_y(const outputs *o, const hsdr_variant *v, int r)
-{
-    return v->precision == 64 ? o->y_f64[r] : (double)o->y_f32[r];
-}
-
-/* sum_i |t_i| * |decoded x_i| * |d| * 2^e over one group: the scale of the fp32 tolerance. */
-static double group_abs_terms(const uint8_t *blk, const uint8_t *codes, int e)
-{
-    int8_t t[HSDR_QK];
-    hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
-    double s = 0.0;
-    for (int i = 0; i < HSDR_QK; i++)
-        if (t[i] != 0)
-            s += fabs(hsdr_lns8_decode(codes[i]));
-    return s * fabs((double)hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk))) * ldexp(1.0, e);
-}
-
 static void check_group(const vec_case *c, const hsdr_variant *v, verdict *r)
 {
     uint8_t blk[HSDR_PTQ1_0_BYTES];
     hsdr_ptq1_0_pack(c->t, c->d_bits, blk);
     hsdr_matvec_io io = {.K = HSDR_QK, .N = 1, .weights = blk, .codes = c->codes, .prescale_e = c->prescale_e,
                          .flns_F = c->has_flns ? c->flns_F : 8, .flns_b = c->has_flns ? c->flns_b : 8};
-    outputs o;
+    hsdr_outputs o;
     char err[256] = "";
-    if (outputs_alloc(&o, v, 1, 1, &io) != 0) {
+    if (hsdr_outputs_alloc(&o, v, 1, 1, &io) != 0) {
         mismatch(r, "out of memory");
     } else if (v->matvec(v, &io, err, sizeof err) != 0) {
         mismatch(r, "the variant failed: %s", err);
@@ -237,8 +159,8 @@ static void check_group(const vec_case *c, const hsdr_variant *v, verdict *r)
                     break;
                 }
         if (out & HSDR_OUT_Y_LNS8) {
-            double got = out_y(&o, v, 0);
-            if (!float_close(got, c->expect_group_sum, v->precision, group_abs_terms(blk, c->codes, c->prescale_e)))
+            double got = hsdr_outputs_y(&o, v, 0);
+            if (!float_close(got, c->expect_group_sum, v->precision, hsdr_lns8_group_abs_terms(blk, c->codes, c->prescale_e)))
                 mismatch(r, "field expect.group_sum: got %.17g, expected %.17g (fp%d tolerance)", got,
                          c->expect_group_sum, v->precision);
         }
@@ -254,7 +176,7 @@ static void check_group(const vec_case *c, const hsdr_variant *v, verdict *r)
             mismatch(r, "field expect.flns (F=%d, b=%d): got lambda %d sign %d, expected lambda %d sign %d", c->flns_F,
                      c->flns_b, o.lambda[0], o.sign[0], c->flns_lambda, c->flns_sign);
     }
-    outputs_free(&o);
+    hsdr_outputs_free(&o);
 }
 
 static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
@@ -279,27 +201,23 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
     }
     hsdr_matvec_io io = {.K = c->K, .N = c->N, .weights = c->weights, .x = c->x, .codes = codes, .prescale_e = e,
                          .flns_F = 8, .flns_b = 8};
-    outputs o;
+    hsdr_outputs o;
     char err[256] = "";
-    if (outputs_alloc(&o, v, c->N, G, &io) != 0) {
+    /* the tolerance scale of y_exact: sum |terms| per row, from the exact reference itself */
+    double *abs_exact = (v->outputs & HSDR_OUT_Y_EXACT) ? malloc(sizeof(double) * 2 * (size_t)c->N) : NULL;
+    if (hsdr_outputs_alloc(&o, v, c->N, G, &io) != 0 || ((v->outputs & HSDR_OUT_Y_EXACT) && !abs_exact)) {
         mismatch(r, "out of memory");
     } else if (v->matvec(v, &io, err, sizeof err) != 0) {
         mismatch(r, "the variant failed: %s", err);
     } else {
         unsigned out = v->outputs;
+        if (abs_exact)
+            hsdr_matvec_exact(c->weights, c->x, c->K, c->N, abs_exact + c->N, abs_exact);
         for (int row = 0; row < c->N && !r->failed; row++) {
             const uint8_t *wrow = c->weights + (size_t)row * G * HSDR_PTQ1_0_BYTES;
             if (out & HSDR_OUT_Y_EXACT) {
-                double got = out_y(&o, v, row), mag = 0.0;
-                for (int g = 0; g < G; g++) {
-                    int8_t t[HSDR_QK];
-                    const uint8_t *blk = wrow + (size_t)g * HSDR_PTQ1_0_BYTES;
-                    hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
-                    double d = fabs((double)hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)));
-                    for (int i = 0; i < HSDR_QK; i++)
-                        mag += t[i] ? d * fabs((double)c->x[(size_t)g * HSDR_QK + i]) : 0.0;
-                }
-                if (isnan(got) || fabs(got - c->expect_y_exact[row]) > 1e-9 * fmax(1.0, mag))
+                double got = hsdr_outputs_y(&o, v, row);
+                if (isnan(got) || fabs(got - c->expect_y_exact[row]) > 1e-9 * fmax(1.0, abs_exact[row]))
                     mismatch(r, "field expect.y_exact[%d]: got %.17g, expected %.17g", row, got,
                              c->expect_y_exact[row]);
             }
@@ -310,9 +228,9 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
                              row, (double)got, hsdr_f32_bits(got), (double)want, hsdr_f32_bits(want));
             }
             if (out & HSDR_OUT_Y_LNS8) {
-                double got = out_y(&o, v, row), mag = 0.0;
+                double got = hsdr_outputs_y(&o, v, row), mag = 0.0;
                 for (int g = 0; g < G; g++)
-                    mag += group_abs_terms(wrow + (size_t)g * HSDR_PTQ1_0_BYTES, codes + (size_t)g * HSDR_QK, e);
+                    mag += hsdr_lns8_group_abs_terms(wrow + (size_t)g * HSDR_PTQ1_0_BYTES, codes + (size_t)g * HSDR_QK, e);
                 if (!float_close(got, c->expect_y_lns8[row], v->precision, mag))
                     mismatch(r, "field expect.y_lns8[%d]: got %.17g, expected %.17g (fp%d tolerance)", row, got,
                              c->expect_y_lns8[row], v->precision);
@@ -337,7 +255,8 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
             }
         }
     }
-    outputs_free(&o);
+    hsdr_outputs_free(&o);
+    free(abs_exact);
     free(codes);
 }
 

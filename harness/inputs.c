@@ -87,14 +87,8 @@ int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t se
         double mag = 0.0, bound = 0.0;
         for (size_t g = 0; g < G; g++) {
             const uint8_t *blk = in->W + (r * G + g) * HSDR_PTQ1_0_BYTES;
-            int8_t t[HSDR_QK];
-            hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
-            double d = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), s = 0.0;
-            for (int i = 0; i < HSDR_QK; i++)
-                if (t[i])
-                    s += fabs(hsdr_lns8_decode(in->codes[g * HSDR_QK + i]));
-            mag += fabs(d) * ldexp(s, in->e);
-            bound += hsdr_q1516_bound(d, in->e);
+            mag += hsdr_lns8_group_abs_terms(blk, in->codes + g * HSDR_QK, in->e);
+            bound += hsdr_q1516_bound(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), in->e);
         }
         in->abs_lns8[r] = mag;
         in->q_bound[r] = bound;

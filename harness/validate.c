@@ -7,6 +7,7 @@
 
 #include "fp16.h"
 #include "hsdr.h"
+#include "outputs.h"
 #include "ptq1_0.h"
 #include "timing.h"
 
@@ -75,59 +76,41 @@ static void check_interface(const hsdr_case *c, const hsdr_inputs *in, char *msg
     const int K = in->K, N = in->N, G = K / HSDR_QK;
     const size_t ng = (size_t)N * G;
     msg[0] = '\0';
-    double *y64 = malloc(sizeof(double) * (size_t)N);
-    float *y32 = malloc(sizeof(float) * (size_t)N);
-    int32_t *A = malloc(sizeof(int32_t) * ng * 8);
-    int16_t *C = malloc(sizeof(int16_t) * ng * HSDR_NSTATES);
-    int64_t *qg = malloc(sizeof(int64_t) * ng), *qr = malloc(sizeof(int64_t) * (size_t)N);
-    int32_t *lam = malloc(sizeof(int32_t) * ng);
-    int8_t *sg = malloc(ng);
-    if (!y64 || !y32 || !A || !C || !qg || !qr || !lam || !sg) {
+    hsdr_matvec_io io = {.K = K, .N = N, .weights = in->W, .x = in->x, .codes = in->codes, .prescale_e = in->e,
+                         .flns_F = c->flns_F, .flns_b = c->flns_b};
+    hsdr_outputs o;
+    char err[256] = "";
+    if (hsdr_outputs_alloc(&o, v, N, G, &io) != 0) {
         snprintf(msg, n, "out of memory for validation buffers");
         goto out;
     }
-    for (int r = 0; r < N; r++) {
-        y64[r] = NAN;
-        y32[r] = NAN;
-        qr[r] = INT64_MIN;
-    }
-    memset(A, 0x80, sizeof(int32_t) * ng * 8); /* poison */
-    memset(C, 0x80, sizeof(int16_t) * ng * HSDR_NSTATES);
-    memset(sg, 99, ng);
-    unsigned o = v->outputs;
-    hsdr_matvec_io io = {.K = K, .N = N, .weights = in->W, .x = in->x, .codes = in->codes, .prescale_e = in->e,
-                         .flns_F = c->flns_F, .flns_b = c->flns_b,
-                         .y_f64 = v->precision == 64 ? y64 : NULL, .y_f32 = v->precision == 32 ? y32 : NULL,
-                         .A = (o & HSDR_OUT_A) ? A : NULL, .C = (o & HSDR_OUT_C) ? C : NULL,
-                         .q_group = (o & HSDR_OUT_Q1516) ? qg : NULL, .q_row = (o & HSDR_OUT_Q1516) ? qr : NULL,
-                         .flns_lambda = (o & HSDR_OUT_FLNS) ? lam : NULL, .flns_sign = (o & HSDR_OUT_FLNS) ? sg : NULL};
-    char err[256] = "";
     if (v->matvec(v, &io, err, sizeof err) != 0) {
         snprintf(msg, n, "checking interface failed: %s", err);
         goto out;
     }
+    unsigned out = v->outputs;
     for (int r = 0; r < N && !msg[0]; r++) {
-        double got = v->precision == 64 ? y64[r] : (double)y32[r];
-        if ((o & HSDR_OUT_Y_EXACT) && !(fabs(got - in->y_exact[r]) <= 1e-9 * fmax(1.0, in->abs_exact[r])))
+        double got = hsdr_outputs_y(&o, v, r);
+        if ((out & HSDR_OUT_Y_EXACT) && !(fabs(got - in->y_exact[r]) <= 1e-9 * fmax(1.0, in->abs_exact[r])))
             snprintf(msg, n, "y_exact[%d] = %.17g, reference %.17g", r, got, in->y_exact[r]);
-        else if ((o & HSDR_OUT_Y_Q8_0) && hsdr_f32_bits(y32[r]) != hsdr_f32_bits(in->y_q8[r]))
-            snprintf(msg, n, "y_q8_0[%d] = %.9g, production %.9g: not bit-identical", r, (double)y32[r],
+        else if ((out & HSDR_OUT_Y_Q8_0) && hsdr_f32_bits(o.y_f32[r]) != hsdr_f32_bits(in->y_q8[r]))
+            snprintf(msg, n, "y_q8_0[%d] = %.9g, production %.9g: not bit-identical", r, (double)o.y_f32[r],
                      (double)in->y_q8[r]);
-        else if ((o & HSDR_OUT_Y_LNS8) &&
+        else if ((out & HSDR_OUT_Y_LNS8) &&
                  !(fabs(got - in->y_lns8[r]) <= (v->precision == 64 ? 1e-12 * fmax(1.0, fabs(in->y_lns8[r]))
                                                                     : 0x1p-20 * in->abs_lns8[r])))
             snprintf(msg, n, "y_lns8[%d] = %.17g, reference %.17g", r, got, in->y_lns8[r]);
-        else if ((o & HSDR_OUT_Q1516) && !(fabs((double)(qr[r] - in->q_row[r])) <= 2.0 * in->q_bound[r]))
-            snprintf(msg, n, "q15_16[%d] = %lld, reference %lld", r, (long long)qr[r], (long long)in->q_row[r]);
+        else if ((out & HSDR_OUT_Q1516) && !(fabs((double)(o.q_row[r] - in->q_row[r])) <= 2.0 * in->q_bound[r]))
+            snprintf(msg, n, "q15_16[%d] = %lld, reference %lld", r, (long long)o.q_row[r], (long long)in->q_row[r]);
     }
-    if (!msg[0] && (o & HSDR_OUT_A))
+    if (!msg[0] && (out & HSDR_OUT_A))
         for (size_t i = 0; i < ng * 8; i++)
-            if (A[i] != in->A[i]) {
-                snprintf(msg, n, "A[row %zu][group %zu][%zu] = %d, reference %d", i / 8 / G, i / 8 % G, i % 8, A[i],
-                         in->A[i]);
+            if (o.A[i] != in->A[i]) {
+                snprintf(msg, n, "A[row %zu][group %zu][%zu] = %d, reference %d", i / 8 / G, i / 8 % G, i % 8,
+                         o.A[i], in->A[i]);
                 break;
             }
-    if (!msg[0] && (o & HSDR_OUT_C)) {
+    if (!msg[0] && (out & HSDR_OUT_C)) {
         for (size_t rg = 0; rg < ng && !msg[0]; rg++) {
             hsdr_stateset128 s;
             uint64_t nz[2], neg[2];
@@ -136,24 +119,24 @@ static void check_interface(const hsdr_case *c, const hsdr_inputs *in, char *msg
             hsdr_ptq1_0_to_masks(in->W + rg * HSDR_PTQ1_0_BYTES, nz, neg);
             hsdr_stateset128_counts(&s, nz, neg, ref);
             for (int k = 1; k < HSDR_NSTATES; k++)
-                if (C[rg * HSDR_NSTATES + k] != ref[k]) {
+                if (o.C[rg * HSDR_NSTATES + k] != ref[k]) {
                     snprintf(msg, n, "C[row %zu][group %zu][k=%d] = %d, reference %d", rg / G, rg % G, k,
-                             C[rg * HSDR_NSTATES + k], ref[k]);
+                             o.C[rg * HSDR_NSTATES + k], ref[k]);
                     break;
                 }
         }
     }
-    if (!msg[0] && (o & HSDR_OUT_FLNS))
+    if (!msg[0] && (out & HSDR_OUT_FLNS))
         for (size_t rg = 0; rg < ng; rg++) {
             hsdr_flns root = hsdr_flns_tree(in->A + rg * 8, c->flns_F, c->flns_b);
-            if (sg[rg] != root.sign || (root.sign && lam[rg] != root.lambda)) {
+            if (o.sign[rg] != root.sign || (root.sign && o.lambda[rg] != root.lambda)) {
                 snprintf(msg, n, "fLNS root [row %zu][group %zu] = (%d, %d), reference (%d, %d)", rg / G, rg % G,
-                         lam[rg], sg[rg], root.lambda, root.sign);
+                         o.lambda[rg], o.sign[rg], root.lambda, root.sign);
                 break;
             }
         }
 out:
-    free(y64), free(y32), free(A), free(C), free(qg), free(qr), free(lam), free(sg);
+    hsdr_outputs_free(&o);
 }
 
 void hsdr_validate(const hsdr_case *c, const hsdr_inputs *in, hsdr_validation *out)

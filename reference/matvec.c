@@ -65,6 +65,17 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
+double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)
+{
+    int8_t t[HSDR_QK];
+    hsdr_ptq1_0_unpack(block, t, HSDR_DECODE_INT);
+    double s = 0.0;
+    for (int i = 0; i < HSDR_QK; i++)
+        if (t[i] != 0)
+            s += fabs(hsdr_lns8_decode(codes[i]));
+    return s * fabs((double)hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(block))) * ldexp(1.0, e);
+}
+
 int hsdr_matvec_lns8(const uint8_t *W, const uint8_t *codes, int e, int K, int N, enum hsdr_group_method method,
                      const hsdr_lns8_outputs *out)
 {

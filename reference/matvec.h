@@ -20,6 +20,10 @@ void hsdr_matvec_exact(const uint8_t *W, const float *x, int K, int N, double *y
 /* y_q8 scratch: K/32 blocks (the quantized activations, also returned to the caller). */
 void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_0 *y_q8, float *y,
                       enum hsdr_fma_mode mode);
+/* sum_i |t_i| |decoded x_i| |d| 2^e over one PTQ1_0 block and its 128 codes: the scale of the fp32 tolerance of
+ * spec/vectors.md (2^-20 times this, summed over a row's groups). */
+double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e);
+
 /* How a group's A[8] is computed; all three give identical integers. */
 enum hsdr_group_method { HSDR_METHOD_DIRECT, HSDR_METHOD_STATESET128, HSDR_METHOD_TILE64 };
 
