@@ -5,8 +5,8 @@
  *   as two more 16-lane vectors in natural weight order; (t - 1) q = maddubs(digits, q) - maddubs(1, q), widened with
  *   madd(., 1) into four exact int32 sub-block sums; then the fused fp32 sequence of section 7:
  *   sumi = fma(d8_k, isum_k, sumi) for k = 0..3, sumf = fma(d_w, sumi, sumf).
- *   Layout: PTQ1_0 rows as stored (no conversion). Activations: Q8_0 blocks of the x86 production quantizer, their
- *   fp16 scales widened to fp32 once per matvec.
+ *   Layout: PTQ1_0 rows as stored (no conversion). Activations: Q8_0 blocks of the x86 production quantizer (AVX2
+ *   when present, as in the production AVX2 build), their fp16 scales widened to fp32 once per matvec.
  *   Stages: encode (quantize), decode (digit extraction), reduce (maddubs/madd/hadd), scale (sumi), merge (sumf). */
 #include "production_ssse3.h"
 
@@ -53,9 +53,46 @@ size_t hsdr_cpu_production_act_bytes(int K)
     return q8_bytes(K) + sizeof(float) * (size_t)(K / 32);
 }
 
+/* The x86 production Q8_0 quantizer with AVX2, as the production AVX2 build runs it: amax by max of |x|, d = amax /
+ * 127 and id = 127 / amax in scalar fp32, q = round-to-nearest-even(x * id) with one fp32 rounding of the product.
+ * Every operation is the reference's (hsdr_q8_0_quantize_x86), so the blocks are identical. */
+__attribute__((target("avx2,f16c"))) static void quantize_q8_0_avx2(const float *x, int K, hsdr_block_q8_0 *q,
+                                                                   float *d)
+{
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    for (int b = 0; b < K / 32; b++, x += 32) {
+        __m256 v[4], m = _mm256_setzero_ps();
+        for (int j = 0; j < 4; j++) {
+            v[j] = _mm256_loadu_ps(x + 8 * j);
+            m = _mm256_max_ps(m, _mm256_and_ps(v[j], abs_mask));
+        }
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        q[b].d = hsdr_fp32_to_fp16(amax / 127.0f);
+        d[b] = _cvtsh_ss(q[b].d);
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i i32[4];
+        for (int j = 0; j < 4; j++)
+            i32[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], vid), _MM_FROUND_TO_NEAREST_INT |
+                                                                                      _MM_FROUND_NO_EXC));
+        /* pack 32 int32 to 32 int8 (values within +-127): packs work per 128-bit lane, permute restores order */
+        __m256i i16a = _mm256_packs_epi32(i32[0], i32[1]), i16b = _mm256_packs_epi32(i32[2], i32[3]);
+        __m256i i8 = _mm256_packs_epi16(i16a, i16b);
+        i8 = _mm256_permutevar8x32_epi32(i8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)q[b].qs, i8);
+    }
+}
+
 static void encode_stage(const hsdr_exec *e)
 {
     q8_act a = act_of(e);
+    if (__builtin_cpu_supports("avx2")) {
+        quantize_q8_0_avx2(e->x, e->K, a.q, a.d);
+        return;
+    }
     hsdr_q8_0_quantize_x86(e->x, (size_t)e->K, a.q);
     for (int b = 0; b < e->K / 32; b++)
         a.d[b] = hsdr_fp16_to_fp32(a.q[b].d);
