@@ -13,6 +13,7 @@
 #ifndef HSDR_VERSION
 #define HSDR_VERSION "dev"
 #endif
+#include "build_info.h" /* HSDR_BUILD_COMMIT, refreshed at every build */
 #ifndef HSDR_BUILD_COMMIT
 #define HSDR_BUILD_COMMIT "unknown"
 #endif
