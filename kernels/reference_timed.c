@@ -174,16 +174,21 @@ static void direct_reduce_row(const hsdr_exec *e, const int8_t *t, int32_t *A)
 }
 
 /* G_g = 2^e d / 512 sum_p A[p] c_p, in double */
+/* G_g = sum_p A[p] c_p * d * 2^(e - 9) in double: the scale stage of every LNS8 pipeline (scale2 = 2^(e - 9)) */
+static double lns8_group_value(const int32_t A[8], double d, double scale2)
+{
+    double s = 0.0;
+    for (int p = 0; p < 8; p++)
+        s += A[p] * hsdr_lns8_cp_hi[p];
+    return s * d * scale2;
+}
+
 static void lns8_scale_row(const hsdr_exec *e, int r, const int32_t *A, double *gv)
 {
     const uint8_t *w = row_blocks(e, r);
     double s2 = ldexp(1.0, act_e(e) - 9);
-    for (int g = 0; g < e->K / HSDR_QK; g++) {
-        double s = 0.0;
-        for (int p = 0; p < 8; p++)
-            s += A[8 * g + p] * hsdr_lns8_cp_hi[p];
-        gv[g] = s * block_d(w + (size_t)g * HSDR_PTQ1_0_BYTES) * s2;
-    }
+    for (int g = 0; g < e->K / HSDR_QK; g++)
+        gv[g] = lns8_group_value(A + 8 * g, block_d(w + (size_t)g * HSDR_PTQ1_0_BYTES), s2);
 }
 
 static void sum_merge_row(const hsdr_exec *e, int r, const double *gv)
@@ -205,20 +210,15 @@ static void flns_scale_row(const hsdr_exec *e, int r, const int32_t *A, double *
 
 static void q1516_scale_row(const hsdr_exec *e, const int32_t *A, int64_t *S)
 {
-    for (int g = 0; g < e->K / HSDR_QK; g++) {
-        int64_t s = 0;
-        for (int p = 0; p < 8; p++)
-            s += (int64_t)A[8 * g + p] * hsdr_lns8_c31[p];
-        S[g] = s;
-    }
+    for (int g = 0; g < e->K / HSDR_QK; g++)
+        S[g] = hsdr_q1516_scale(A + 8 * g);
 }
 
 static void q1516_materialize_row(const hsdr_exec *e, int r, const int64_t *S, int64_t *Q)
 {
     const uint8_t *w = row_blocks(e, r);
-    int sh = act_e(e) + 16 - 31 - 9;
     for (int g = 0; g < e->K / HSDR_QK; g++)
-        Q[g] = (int64_t)rint(ldexp((double)S[g] * block_d(w + (size_t)g * HSDR_PTQ1_0_BYTES), sh));
+        Q[g] = hsdr_q1516_materialize(S[g], block_d(w + (size_t)g * HSDR_PTQ1_0_BYTES), act_e(e));
 }
 
 static void q1516_merge_row(const hsdr_exec *e, int r, const int64_t *Q)
@@ -406,12 +406,8 @@ static void set_reduce_row(const hsdr_exec *e, int r, set_scratch *s)
 static void set_scale_row(const hsdr_exec *e, int r, set_scratch *s)
 {
     double s2 = ldexp(1.0, act_e(e) - 9);
-    for (int g = 0; g < e->K / HSDR_QK; g++) {
-        double acc = 0.0;
-        for (int p = 0; p < 8; p++)
-            acc += s->A[8 * g + p] * hsdr_lns8_cp_hi[p];
-        s->g[g] = acc * mask_d(e, r, g) * s2;
-    }
+    for (int g = 0; g < e->K / HSDR_QK; g++)
+        s->g[g] = lns8_group_value(s->A + 8 * g, mask_d(e, r, g), s2);
 }
 
 static void set_rows(const hsdr_exec *e, int r0, int r1, void *scratch, int tile64, unsigned only)

@@ -68,7 +68,10 @@ int32_t hsdr_flns_kminus_at(int F, int64_t d);
 /* G_g = 2^e * d / 512 * sum_p A[p] c_p as double-double (c_p double-double, products exact, sums compensated). */
 hsdr_dd hsdr_group_sum_dd(const int32_t A[8], double d, int e);
 double hsdr_group_sum(const int32_t A[8], double d, int e);
-/* Spec implementation: S = sum A[p] * C31[p] (int64), Q = rint(S * d * 2^(e - 24)) in fp64. */
+/* Spec implementation in its two steps: S = sum A[p] * C31[p] (int64, |S| <= 2^54), then
+ * Q = rint(S * d * 2^(e + 16 - 31 - 9)) in fp64; hsdr_q1516_group does both. */
+int64_t hsdr_q1516_scale(const int32_t A[8]);
+int64_t hsdr_q1516_materialize(int64_t S, double d, int e);
 int64_t hsdr_q1516_group(const int32_t A[8], double d, int e);
 /* Correctly rounded round_half_even(2^16 * G_g) from the double-double value (the tests' yardstick). */
 int64_t hsdr_q1516_group_correct(const int32_t A[8], double d, int e);

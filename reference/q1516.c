@@ -26,12 +26,22 @@ double hsdr_group_sum(const int32_t A[8], double d, int e)
     return hsdr_dd_to_double(hsdr_group_sum_dd(A, d, e));
 }
 
-int64_t hsdr_q1516_group(const int32_t A[8], double d, int e)
+int64_t hsdr_q1516_scale(const int32_t A[8])
 {
     int64_t S = 0;
     for (int p = 0; p < 8; p++)
         S += (int64_t)A[p] * hsdr_lns8_c31[p]; /* |S| <= 2^54 */
+    return S;
+}
+
+int64_t hsdr_q1516_materialize(int64_t S, double d, int e)
+{
     return (int64_t)rint(ldexp((double)S * d, e + 16 - 31 - 9));
+}
+
+int64_t hsdr_q1516_group(const int32_t A[8], double d, int e)
+{
+    return hsdr_q1516_materialize(hsdr_q1516_scale(A), d, e);
 }
 
 int64_t hsdr_q1516_group_correct(const int32_t A[8], double d, int e)
