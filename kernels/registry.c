@@ -1,7 +1,10 @@
 /* THE table of variants. Add a variant here and nowhere else. */
 #include <string.h>
 
+#include "cpu/direct_avx2.h"
+#include "cpu/planar2_avx2.h"
 #include "cpu/production_ssse3.h"
+#include "cpu/stateset_avx2.h"
 #include "kernel.h"
 #include "reference_timed.h"
 #include "reference_variants.h"
@@ -102,6 +105,9 @@ const hsdr_variant hsdr_registry[] = {
      .act_bytes = hsdr_cpu_production_act_bytes, .scratch_bytes = hsdr_cpu_production_scratch_bytes,
      .prologue = hsdr_cpu_production_prologue, .rows = hsdr_cpu_production_rows,
      .stage = hsdr_cpu_production_stage},
+    HSDR_CPU_PLANAR2_VARIANTS
+    HSDR_CPU_DIRECT_VARIANTS
+    HSDR_CPU_STATESET_VARIANTS
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

@@ -86,16 +86,21 @@ __attribute__((target("avx2,f16c"))) static void quantize_q8_0_avx2(const float 
     }
 }
 
+void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d)
+{
+    if (__builtin_cpu_supports("avx2")) {
+        quantize_q8_0_avx2(x, K, q, d);
+        return;
+    }
+    hsdr_q8_0_quantize_x86(x, (size_t)K, q);
+    for (int b = 0; b < K / 32; b++)
+        d[b] = hsdr_fp16_to_fp32(q[b].d);
+}
+
 static void encode_stage(const hsdr_exec *e)
 {
     q8_act a = act_of(e);
-    if (__builtin_cpu_supports("avx2")) {
-        quantize_q8_0_avx2(e->x, e->K, a.q, a.d);
-        return;
-    }
-    hsdr_q8_0_quantize_x86(e->x, (size_t)e->K, a.q);
-    for (int b = 0; b < e->K / 32; b++)
-        a.d[b] = hsdr_fp16_to_fp32(a.q[b].d);
+    hsdr_cpu_q8_0_quantize(e->x, e->K, a.q, a.d);
 }
 
 void hsdr_cpu_production_prologue(const hsdr_exec *e)
@@ -363,6 +368,13 @@ int hsdr_cpu_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *
 }
 
 #else /* not x86-64 */
+
+void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d)
+{
+    hsdr_q8_0_quantize_x86(x, (size_t)K, q);
+    for (int b = 0; b < K / 32; b++)
+        d[b] = hsdr_fp16_to_fp32(q[b].d);
+}
 
 const char *hsdr_cpu_production_unavailable(void)
 {

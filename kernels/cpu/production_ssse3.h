@@ -2,6 +2,12 @@
 #ifndef HSDR_CPU_PRODUCTION_SSSE3_H
 #define HSDR_CPU_PRODUCTION_SSSE3_H
 #include "../kernel.h"
+#include "../../reference/q8.h"
+
+/* The production x86 Q8_0 quantizer (AVX2 when the CPU has it, as the production AVX2 build runs it; the
+ * reference's scalar x86 quantizer otherwise): K/32 blocks into q, and their fp16 scales widened to fp32 into d.
+ * Bit-identical to hsdr_q8_0_quantize_x86. Shared by every CPU kernel on Q8_0 activations. */
+void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d);
 
 const char *hsdr_cpu_production_unavailable(void);
 size_t hsdr_cpu_production_act_bytes(int K);
