@@ -1,6 +1,12 @@
-/* Every CPU kernel of the registry against the scalar reference on fresh random inputs: production-family kernels
- * bit for bit (fp32) against the reference's fused production sequence, through both the checking interface and
- * the timed path (prologue + rows over uneven row ranges), with poisoned outputs. */
+/* Every CPU kernel of the registry against the scalar reference on fresh random inputs (seed printed):
+ *  1. every variant, through the harness's own validation (hsdr_validate: the checking interface with every declared
+ *     output -- integers A, C, fLNS roots exactly, Q15.16 within the spec bound, y within its family tolerance or
+ *     bit-identical for the production-equivalent families -- and the timed path on converted weights), over random
+ *     K, N, R, distributions and fLNS parameters;
+ *  2. every variant, split invariance: prologue + rows over random uneven row ranges, each range with its own
+ *     zeroed scratch, give bit for bit the y of one serial run (poisoned before), as the thread split must;
+ *  3. production-family kernels bit for bit against the reference's fused production sequence on weights with
+ *     any finite fp16 scale (subnormals, negatives) and sparse activations. */
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +17,8 @@
 #include "ptq1_0.h"
 #include "rng.h"
 #include "testing.h"
+#include "timing.h"
+#include "validate.h"
 
 static void random_weights(hsdr_rng *r, uint8_t *W, size_t nblocks, int extreme_scales)
 {
@@ -24,11 +32,61 @@ static void random_weights(hsdr_rng *r, uint8_t *W, size_t nblocks, int extreme_
     }
 }
 
+/* Parts 1 and 2 for one variant on one random configuration. */
+static void check_case(hsdr_rng *rng, const hsdr_variant *v, int K, int N, int R, hsdr_dist dist)
+{
+    hsdr_case c = {.variant = v, .K = K, .N = N, .R = v->uses_R ? R : 1, .threads = 1, .dist = dist,
+                   .mode = HSDR_MODE_HOT, .flns_F = (int)hsdr_rng_below(rng, 9), .flns_b = 4 + (int)hsdr_rng_below(rng, 13),
+                   .seed = hsdr_rng_u64(rng) >> 11};
+    hsdr_inputs in;
+    char err[256];
+    if (hsdr_inputs_build(&in, K, N, dist, c.seed, err, sizeof err) != 0) {
+        CHECK(0, "%s: inputs: %s", v->name, err);
+        return;
+    }
+    hsdr_validation val;
+    hsdr_validate(&c, &in, &val);
+    CHECK(val.passed, "%s K=%d N=%d R=%d F=%d b=%d dist=%d seed=%llu: %s", v->name, K, N, c.R, c.flns_F, c.flns_b,
+          (int)dist, (unsigned long long)c.seed, val.detail);
+    hsdr_timing_setup ts;
+    if (hsdr_timing_setup_create(&ts, &c, &in, 1, HSDR_MODE_HOT, err, sizeof err) != 0) {
+        CHECK(0, "%s: setup: %s", v->name, err);
+        hsdr_inputs_free(&in);
+        return;
+    }
+    float *serial = malloc(sizeof(float) * (size_t)N);
+    hsdr_exec e = ts.exec;
+    for (int r = 0; r < N; r++)
+        e.y[r] = NAN;
+    hsdr_timing_run_serial(&ts);
+    memcpy(serial, e.y, sizeof(float) * (size_t)N);
+    for (int r = 0; r < N; r++)
+        e.y[r] = NAN;
+    if (v->prologue)
+        v->prologue(&e);
+    size_t sb = (v->scratch_bytes ? v->scratch_bytes(K, c.R) : 0) + 64;
+    void *scratch = aligned_alloc(64, (sb + 63) & ~(size_t)63);
+    for (int r0 = 0; r0 < N;) {
+        int r1 = r0 + 1 + (int)hsdr_rng_below(rng, (uint32_t)(N - r0));
+        memset(scratch, 0, sb);
+        v->rows(&e, r0, r1, scratch);
+        r0 = r1;
+    }
+    for (int r = 0; r < N; r++)
+        CHECK(hsdr_f32_bits(e.y[r]) == hsdr_f32_bits(serial[r]), "%s K=%d N=%d R=%d split rows: y[%d] = %a, serial %a",
+              v->name, K, N, c.R, r, (double)e.y[r], (double)serial[r]);
+    free(scratch);
+    free(serial);
+    hsdr_timing_setup_free(&ts);
+    hsdr_inputs_free(&in);
+}
+
 int main(void)
 {
     hsdr_rng rng;
     hsdr_rng_seed(&rng, test_seed("test_cpu_kernels"));
-    int tested = 0;
+    int tested = 0, production = 0;
+    static const int Rs[] = {1, 2, 3, 5, 8, 64};
     for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
         const hsdr_variant *v = &hsdr_registry[vi];
         if (strcmp(v->backend, "cpu") != 0)
@@ -37,9 +95,16 @@ int main(void)
             printf("test_cpu_kernels: %s skipped: %s\n", v->name, hsdr_variant_unavailable(v));
             continue;
         }
-        if (strcmp(v->family, "production") != 0 && strcmp(v->family, "baseline") != 0)
-            continue; /* the LNS8 families get their own checks with their kernels */
         tested++;
+        for (int it = 0; it < 12; it++) {
+            int K = it == 0 ? 128 : it == 1 ? 5120 : 128 * (1 + (int)hsdr_rng_below(&rng, 24));
+            int N = it == 1 ? 19 : 1 + (int)hsdr_rng_below(&rng, 70);
+            hsdr_dist dist = K % 1024 == 0 && it % 4 == 3 ? HSDR_DIST_BONSAI : (hsdr_dist)(it % 3);
+            check_case(&rng, v, K, N, Rs[hsdr_rng_below(&rng, 6)], dist);
+        }
+        if (strcmp(v->family, "production") != 0 && strcmp(v->family, "baseline") != 0)
+            continue;
+        production++;
         for (int it = 0; it < 60; it++) {
             int K = 128 * (1 + (int)hsdr_rng_below(&rng, it < 50 ? 48 : 136)), N = 1 + (int)hsdr_rng_below(&rng, 37);
             size_t nb = (size_t)N * (K / HSDR_QK);
@@ -57,6 +122,8 @@ int main(void)
             for (int r = 0; r < N; r++)
                 y[r] = NAN;
             hsdr_matvec_io io = {.K = K, .N = N, .weights = W, .x = x, .y_f32 = y};
+            void *prepared = NULL;
+            size_t pbytes = 0;
             char err[256];
             CHECK(v->matvec(v, &io, err, sizeof err) == 0, "%s: %s", v->name, err);
             for (int r = 0; r < N; r++)
@@ -69,7 +136,10 @@ int main(void)
             memset(scratch, 0, sb);
             for (int r = 0; r < N; r++)
                 y[r] = NAN;
-            hsdr_exec e = {.K = K, .N = N, .R = 1, .weights = W, .x = x, .act = act, .y = y};
+            if (v->prepare)
+                CHECK(v->prepare(W, K, N, &prepared, &pbytes, err, sizeof err) == 0, "%s prepare: %s", v->name, err);
+            hsdr_exec e = {.K = K, .N = N, .R = 1, .weights = prepared ? prepared : (const void *)W, .x = x, .act = act,
+                           .y = y};
             v->prologue(&e);
             int cut = (int)hsdr_rng_below(&rng, (uint32_t)N + 1);
             v->rows(&e, 0, cut, scratch);
@@ -77,9 +147,11 @@ int main(void)
             for (int r = 0; r < N; r++)
                 CHECK(hsdr_f32_bits(y[r]) == hsdr_f32_bits(ref[r]), "%s timed path K=%d row %d: %a vs %a", v->name, K,
                       r, (double)y[r], (double)ref[r]);
+            if (prepared)
+                v->release(prepared);
             free(act), free(scratch), free(W), free(x), free(y), free(ref), free(q);
         }
     }
-    printf("test_cpu_kernels: %d production-family CPU kernel(s) tested\n", tested);
+    printf("test_cpu_kernels: %d CPU kernel(s) tested, %d of them bit-identical to production\n", tested, production);
     return test_finish("test_cpu_kernels");
 }

@@ -1,0 +1,14 @@
+/* cpu.avx2: our own AVX2 PTQ1_0 x Q8_0 kernel, bit-identical to production (see avx2_ptq1_0.c). */
+#ifndef HSDR_CPU_AVX2_PTQ1_0_H
+#define HSDR_CPU_AVX2_PTQ1_0_H
+#include "../kernel.h"
+
+const char *hsdr_cpu_avx2_unavailable(void);
+size_t hsdr_cpu_avx2_act_bytes(int K);
+size_t hsdr_cpu_avx2_scratch_bytes(int K, int R);
+void hsdr_cpu_avx2_prologue(const hsdr_exec *e);
+void hsdr_cpu_avx2_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
+void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
+int hsdr_cpu_avx2_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,324 @@
+/* cpu.tile64: reusable 64-lane activation state sets + POPCOUNT (spec/lns8.md section 4, "Tile64").
+ *   Idea: as cpu.stateset, but each 128-lane group is two 64-lane tiles, so a state mask is ONE uint64 and the
+ *   per-row work is scalar: per occupied state and row, two ANDN + two POPCNT + one subtraction, the count shifted by
+ *   q into a running sum (entries sorted by phase, then q; A[p] += running sum across phase p). A 64-lane tile
+ *   occupies more states per lane (~32 per 64 lanes against ~42 per 128), so a group costs ~64 cheap states instead
+ *   of ~42 wide ones. Two rows share each entry load. C of the group = sum of its two tiles' counts (checking
+ *   interface only). The build is cpu.stateset's scatter-free tile analysis (hsdr_cpu_ss_analyze) on 64 lanes.
+ *   Layouts: converted weights, activations, scale and merge are cpu.stateset's (stateset_avx2.c): per (row, group)
+ *     {nz[0], nz[1], neg[0], neg[1]}, word t = lanes 64t..64t+63 = tile t of the group. Per-thread scratch: per tile
+ *     a head {N_a, first entry, entry count, phase ends[8]}, a compact pool of entries S_k (uint64) with their q and
+ *     k (all 2G tiles of the current R-row block), the running sums of one tile (2 rows), then A[2][G][8], G_g[G].
+ *   Stages: encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge. */
+#include "stateset_avx2.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../reference/hsdr.h"
+#include "../../reference/ptq1_0.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+#define TARGET __attribute__((target("avx2,popcnt,bmi")))
+
+typedef struct {
+    uint64_t neg;   /* N_a */
+    uint32_t off;   /* first entry in the pool */
+    uint32_t n;     /* occupied states */
+    uint8_t end[8]; /* entries of phases 0..p (sorted by phase, then q) */
+} tile_head;
+
+typedef struct {
+    tile_head *head; /* 2G */
+    uint64_t *E;     /* pool: up to 64 entries per tile, S_k */
+    uint8_t *q;      /* octave of each entry (shift count) */
+    uint8_t *k;      /* code of each entry (checking interface) */
+    uint32_t *P;     /* running sums of one tile, 2 rows interleaved: 2 x 65 */
+    int32_t *A;      /* 2 rows x G x 8 */
+    double *g;       /* G */
+} t64_scratch;
+
+static t64_scratch t64_layout(void *scratch, int K)
+{
+    size_t G = (size_t)K / HSDR_QK;
+    t64_scratch s;
+    char *p = scratch;
+    s.head = (tile_head *)p;
+    p += align64(sizeof(tile_head) * 2 * G);
+    s.E = (uint64_t *)p;
+    p += align64(8 * 128 * G);
+    s.q = (uint8_t *)p;
+    p += align64(128 * G);
+    s.k = (uint8_t *)p;
+    p += align64(128 * G);
+    s.P = (uint32_t *)p;
+    p += align64(4 * 2 * 65);
+    s.A = (int32_t *)p;
+    p += align64(2 * 32 * G);
+    s.g = (double *)p;
+    return s;
+}
+
+size_t hsdr_cpu_tile64_scratch_bytes(int K, int R)
+{
+    (void)R;
+    size_t G = (size_t)K / HSDR_QK;
+    return align64(sizeof(tile_head) * 2 * G) + align64(8 * 128 * G) + 2 * align64(128 * G) + align64(4 * 2 * 65) +
+           align64(2 * 32 * G) + align64(8 * G);
+}
+
+/* Build one 64-lane tile: occupancy and phase / octave masks (hsdr_cpu_ss_analyze), then one entry S_k = phase
+ * mask & octave mask per occupied state, in (phase, q) order. Returns the entry count. */
+TARGET static uint32_t build_tile(const uint8_t *c, tile_head *h, uint64_t *E, uint8_t *Q, uint8_t *kk)
+{
+    hsdr_cpu_ss_tile t;
+    hsdr_cpu_ss_analyze(c, 64, &t);
+    h->neg = t.neg[0];
+    uint32_t n = 0;
+    for (int p = 0; p < 8; p++) {
+        const uint64_t ph = t.ph[p][0];
+        for (unsigned b = t.m[p]; b; b &= b - 1) {
+            const unsigned q = (unsigned)__builtin_ctz(b);
+            E[n] = ph & t.oc[q][0];
+            Q[n] = (uint8_t)q;
+            kk[n++] = (uint8_t)(8 * q + (unsigned)p);
+        }
+        h->end[p] = (uint8_t)n;
+    }
+    h->n = n;
+    return n;
+}
+
+TARGET static void t64_route(const hsdr_exec *e, t64_scratch *s)
+{
+    const uint8_t *c = hsdr_cpu_ss_codes(e);
+    uint32_t off = 0;
+    for (int t = 0; t < 2 * (e->K / HSDR_QK); t++) {
+        s->head[t].off = off;
+        off += build_tile(c + (size_t)t * 64, &s->head[t], s->E + off, s->q + off, s->k + off);
+    }
+}
+
+/* Tile h of a row group for NR (1 or 2) rows sharing each entry load: per entry two AND + two POPCNT per row, the
+ * signed count shifted by q into a running sum stored after every entry; A[p] += running sum at the end of phase p
+ * minus at the end of phase p - 1 (two's complement: exact). Counts into C when C is not NULL (NR = 1). */
+TARGET static inline __attribute__((always_inline)) void reduce_tile(const tile_head *h, const uint64_t *E,
+                                                                     const uint8_t *Q, const uint8_t *kk,
+                                                                     const uint64_t *W0, const uint64_t *W1,
+                                                                     int t, const int NR, uint32_t *P,
+                                                                     uint32_t acc0[8], uint32_t acc1[8], int16_t *C)
+{
+    /* complemented masks: ANDN (three-operand) keeps the entry register intact */
+    const uint64_t pn0 = h->neg ^ W0[2 + t], xp0 = ~(W0[t] & ~pn0), xn0 = ~(W0[t] & pn0);
+    const uint64_t pn1 = NR > 1 ? h->neg ^ W1[2 + t] : 0, xp1 = NR > 1 ? ~(W1[t] & ~pn1) : 0,
+                   xn1 = NR > 1 ? ~(W1[t] & pn1) : 0;
+    const uint32_t n = h->n;
+    uint32_t run0 = 0, run1 = 0;
+    P[0] = 0;
+    if (NR > 1)
+        P[1] = 0;
+    uint32_t *out = P + NR;
+    for (uint32_t j = 0; j < n; j++, out += NR) {
+        const uint64_t sk = E[j];
+        const unsigned q = Q[j];
+        const int c0 = (int)_mm_popcnt_u64(_andn_u64(xp0, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn0, sk));
+        run0 += (uint32_t)c0 << q;
+        if (NR > 1) {
+            const int c1 = (int)_mm_popcnt_u64(_andn_u64(xp1, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn1, sk));
+            run1 += (uint32_t)c1 << q;
+            out[1] = run1;
+        }
+        out[0] = run0;
+        if (C)
+            C[kk[j]] = (int16_t)(C[kk[j]] + c0);
+    }
+    uint32_t prev0 = 0, prev1 = 0;
+    for (int p = 0; p < 8; p++) {
+        const uint32_t cur0 = P[NR * h->end[p]];
+        acc0[p] += cur0 - prev0;
+        prev0 = cur0;
+        if (NR > 1) {
+            const uint32_t cur1 = P[NR * h->end[p] + 1];
+            acc1[p] += cur1 - prev1;
+            prev1 = cur1;
+        }
+    }
+}
+
+TARGET static inline __attribute__((always_inline)) void reduce_groups(const t64_scratch *s, int g,
+                                                                       const uint64_t *W0, const uint64_t *W1,
+                                                                       const int NR, int32_t *A0, int32_t *A1,
+                                                                       int16_t *C)
+{
+    uint32_t acc0[8] = {0, 0, 0, 0, 0, 0, 0, 0}, acc1[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    if (C)
+        memset(C, 0, sizeof(int16_t) * HSDR_NSTATES);
+    for (int t = 0; t < 2; t++) {
+        const tile_head *h = &s->head[2 * g + t];
+        reduce_tile(h, s->E + h->off, s->q + h->off, s->k + h->off, W0, W1, t, NR, s->P, acc0, acc1, C);
+    }
+    for (int p = 0; p < 8; p++) {
+        A0[p] = (int32_t)acc0[p];
+        if (NR > 1)
+            A1[p] = (int32_t)acc1[p];
+    }
+}
+
+TARGET static void t64_reduce_row(const hsdr_exec *e, int r, const t64_scratch *s)
+{
+    const int G = e->K / HSDR_QK;
+    const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
+    for (int g = 0; g < G; g++)
+        reduce_groups(s, g, W + 4 * g, W + 4 * g, 1, s->A + 8 * g, s->A + 8 * g, NULL);
+}
+
+TARGET static void t64_reduce_row2(const hsdr_exec *e, int r, const t64_scratch *s)
+{
+    const int G = e->K / HSDR_QK;
+    const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
+    for (int g = 0; g < G; g++)
+        reduce_groups(s, g, W + 4 * g, W + 4 * ((size_t)G + g), 2, s->A + 8 * g, s->A + 8 * ((size_t)G + g), NULL);
+}
+
+#define BIT(S) HSDR_STAGE_BIT(HSDR_STAGE_##S)
+/* `only` = 0: the fused sequence with ablation (skip / twice); else only the stage whose bit it is. */
+#define DO(e, only, S, call)                                                                                         \
+    do {                                                                                                             \
+        if ((only) == 0) {                                                                                           \
+            if (!((e)->skip & BIT(S)))                                                                               \
+                call;                                                                                                \
+            if ((e)->twice & BIT(S))                                                                                 \
+                call;                                                                                                \
+        } else if ((only) == BIT(S)) {                                                                               \
+            call;                                                                                                    \
+        }                                                                                                            \
+    } while (0)
+
+static void t64_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
+{
+    t64_scratch s = t64_layout(scratch, e->K);
+    const int R = e->R > 0 ? e->R : 1;
+    for (int b = r0; b < r1; b += R) {
+        DO(e, only, ROUTE, t64_route(e, &s)); /* one built tile set serves R rows */
+        const int bend = r1 - b > R ? b + R : r1;
+        for (int r = b; r < bend; r += 2) { /* two rows per pass share the entry loads */
+            const int nr = bend - r < 2 ? bend - r : 2;
+            if (nr > 1)
+                DO(e, only, REDUCE, t64_reduce_row2(e, r, &s));
+            else
+                DO(e, only, REDUCE, t64_reduce_row(e, r, &s));
+            for (int i = 0; i < nr; i++) {
+                DO(e, only, SCALE, hsdr_cpu_ss_scale_row(e, r + i, s.A + 8 * (size_t)i * (e->K / HSDR_QK), s.g));
+                DO(e, only, MERGE, hsdr_cpu_ss_merge_row(e, r + i, s.g));
+            }
+        }
+    }
+}
+
+void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    t64_rows(e, r0, r1, scratch, 0);
+}
+
+void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    if (s == HSDR_STAGE_ENCODE) {
+        if (r0 == 0)
+            hsdr_cpu_ss_encode(e);
+        return;
+    }
+    t64_rows(e, r0, r1, scratch, HSDR_STAGE_BIT(s));
+}
+
+TARGET static void t64_matvec_counts(const hsdr_exec *e, const t64_scratch *s, int32_t *A, int16_t *C)
+{
+    const int G = e->K / HSDR_QK;
+    for (int r = 0; r < e->N; r++) {
+        const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
+        for (int g = 0; g < G; g++) {
+            size_t rg = (size_t)r * G + g;
+            reduce_groups(s, g, W + 4 * g, W + 4 * g, 1, A + 8 * rg, A + 8 * rg, C + HSDR_NSTATES * rg);
+        }
+    }
+}
+
+/* Checking interface: the same tiles and reduce kernel (with C), one tile set for all rows. */
+int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    (void)v;
+    const int K = io->K, N = io->N, G = K / HSDR_QK;
+    void *w = NULL, *act = NULL, *scr = NULL;
+    int32_t *A = NULL;
+    int16_t *C = NULL;
+    size_t bytes, ng = (size_t)N * G;
+    int rc = -1;
+    if (hsdr_cpu_ss_prepare(io->weights, K, N, &w, &bytes, err, errlen) != 0)
+        return -1;
+    act = aligned_alloc(64, align64(hsdr_cpu_ss_act_bytes(K)));
+    scr = aligned_alloc(64, align64(hsdr_cpu_tile64_scratch_bytes(K, 1)));
+    A = malloc(sizeof(int32_t) * 8 * ng);
+    C = malloc(sizeof(int16_t) * HSDR_NSTATES * ng);
+    double *g = malloc(sizeof(double) * (size_t)G);
+    float *y = malloc(sizeof(float) * (size_t)N);
+    if (!act || !scr || !A || !C || !g || !y) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    memset(scr, 0, hsdr_cpu_tile64_scratch_bytes(K, 1));
+    *(int *)act = io->prescale_e;
+    memcpy((uint8_t *)act + 64, io->codes, (size_t)K);
+    hsdr_exec e = {.K = K, .N = N, .R = N, .weights = w, .act = act, .y = y};
+    t64_scratch s = t64_layout(scr, K);
+    t64_route(&e, &s);
+    t64_matvec_counts(&e, &s, A, C);
+    for (int r = 0; r < N; r++) {
+        hsdr_cpu_ss_scale_row(&e, r, A + 8 * (size_t)r * G, g);
+        hsdr_cpu_ss_merge_row(&e, r, g);
+    }
+    if (io->y_f32)
+        memcpy(io->y_f32, y, sizeof(float) * (size_t)N);
+    if (io->A)
+        memcpy(io->A, A, sizeof(int32_t) * 8 * ng);
+    if (io->C)
+        memcpy(io->C, C, sizeof(int16_t) * HSDR_NSTATES * ng);
+    rc = 0;
+out:
+    free(y);
+    free(g);
+    free(C);
+    free(A);
+    free(scr);
+    free(act);
+    hsdr_cpu_ss_release(w);
+    return rc;
+}
+
+#else /* not x86-64 */
+
+size_t hsdr_cpu_tile64_scratch_bytes(int K, int R)
+{
+    (void)R;
+    return (size_t)K;
+}
+void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    (void)e, (void)r0, (void)r1, (void)scratch;
+}
+void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
+}
+int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    (void)v, (void)io;
+    snprintf(err, errlen, "x86-64 only");
+    return -1;
+}
+#endif
