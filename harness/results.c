@@ -26,6 +26,7 @@ static const char *const scalar_columns[] = {
     "ceiling_bytes_per_s", "bytes_floor_ns", "time_ns.median", "time_ns.p10", "time_ns.p90", "time_ns.min",
     "time_ns.mean", "time_ns.rel_spread", "time_ns.reps", "time_ns.stop", "gb_per_s", "pct_of_ceiling",
     "ratio_to_production", "production_variant", "dominant_stage", "convert.time_ns", "convert.footprint_bytes",
+    "convert.gb_per_s", "convert.pct_of_ceiling",
     "occupancy.mean", "occupancy.p5", "occupancy.p95", "critical_path_depth", "error.nmse", "error.max_rel",
     "error.production_nmse", "error.production_max_rel", "context.commit", "context.cpu_model"};
 #define N_SCALAR (sizeof scalar_columns / sizeof scalar_columns[0])

@@ -251,6 +251,10 @@ static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in,
         cJSON *cv = cJSON_AddObjectToObject(row, "convert");
         cJSON_AddNumberToObject(cv, "time_ns", ts.convert_ns);
         cJSON_AddNumberToObject(cv, "footprint_bytes", (double)ts.footprint);
+        /* the bytes this variant actually streams: its converted footprint (the row's gb_per_s and pct_of_ceiling
+         * stay on the PTQ1_0 bytes, the format floor every variant is compared with) */
+        cJSON_AddNumberToObject(cv, "gb_per_s", (double)ts.footprint / st.median);
+        add_nullable(cv, "pct_of_ceiling", ceiling > 0 ? 100.0 * (double)ts.footprint / ceiling * 1e9 / st.median : NAN);
     } else {
         cJSON_AddNullToObject(row, "convert");
     }

@@ -107,11 +107,11 @@ const hsdr_variant hsdr_registry[] = {
      .prologue = hsdr_cpu_production_prologue, .rows = hsdr_cpu_production_rows,
      .stage = hsdr_cpu_production_stage},
     {.name = "cpu.avx2", .backend = "cpu", .family = "baseline",
-     .summary = "our AVX2 PTQ1_0 x Q8_0 on the stored format: digits by mullo/mulhi in 16-bit lanes, packed to bytes, "
-                "maddubs against permuted activations, 8 rows at a time with the fused fp32 sequence across rows",
+     .summary = "our AVX2 PTQ1_0 x Q8_0 on the stored format: 8 rows transposed into dword lanes, compare-form digits "
+                "on 32 bytes, maddubs against broadcast activations, no horizontal sums, fused fp32 across rows",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
      .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_cpu_avx2_matvec,
-     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 4, D(REDUCE) = 9, D(SCALE) = 5},
+     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 14, D(REDUCE) = 11, D(SCALE) = 5},
      .act_bytes = hsdr_cpu_avx2_act_bytes, .scratch_bytes = hsdr_cpu_avx2_scratch_bytes,
      .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_avx2_rows, .stage = hsdr_cpu_avx2_stage},
     HSDR_CPU_PLANAR2_VARIANTS

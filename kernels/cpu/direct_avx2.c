@@ -1,25 +1,31 @@
-/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2 (spec/lns8.md sections 2, 3, 5, 6).
+/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2
+ * (spec/lns8.md sections 2, 3, 5, 6).
  *
- *   Idea: A[p] = sum over lanes with k != 0 and phase p of s t 2^q is a 128 x 8 (lanes x phases) matrix product
- *   with one non-zero per lane. The prologue materializes that matrix densely as eight int16 activation vectors per
- *   group, a_p[i] = s_i 2^(q_i - 1) when lane i has phase p (0 elsewhere, and for k = 0), so every product fits
- *   vpmaddwd (2^15 itself does not fit int16, hence the halving). A row multiplies its raw PTQ1_0 digits
- *   u = t + 1 in {0, 1, 2} (no "- 1" per lane) with vpmaddwd: A[p] / 2 = sum_i u_i a_p[i] - sum_i a_p[i], where the
- *   phase sums sum_i a_p[i] are per-group activation constants of the prologue. Lanes with q = 0 (codes 1..7, which
- *   the halving cannot hold) are flagged per group and added exactly by a scalar fix-up.
- *   Finishes (per group, from the exact int32 A[8] in a register):
- *     direct  G_g = 2^(e-9) d_g sum_p A[p] c_p: cvtepi32_pd + fma into two fp64 vectors, merged at the row end;
- *     flns    the fLNS tree of reference hsdr_flns_tree on cached LC / kappa tables, value from a 2^(r/2^(F+3))
- *             table (no exp2 per group), summed in fp64;
- *     q1516   S = sum_p A[p] C31[p] (int64), Q_g = rint(S d_g 2^(e+16-31-9)) (the reference formula), Q_g stored,
- *             then an int64 AVX2 sum across the groups; y = row 2^-16.
- *   Layouts: weights are the raw PTQ1_0 rows (no conversion). Activations (prologue): header (e, flags), LNS8 codes,
- *   per group the 8 x 128 int16 phase vectors (2 KiB), the 8 int32 phase sums, the q = 0 flags.
- *   Encoder: AVX2, bit-identical to the reference (exact mantissa thresholds, saturation, half_min underflow,
- *   automatic pre-scale); inputs with Inf/NaN fall back to the reference encoder.
- *   Stages: encode (x -> codes), route (codes -> phase vectors, phase sums), decode (compare-form digits, widened to
- *   int16), reduce (64 vpmaddwd + add tree + hadd transpose -> A[8]), scale (phase combination / fLNS tree / S),
- *   materialize (q1516: Q_g), merge (sum over groups). */
+ *   Idea (cpu.direct / flns / q1516): vectorize over ROWS, not lanes. A[p] = sum over lanes with k != 0 and phase p
+ *   of s t 2^q; with the activation fixed per matvec, the prologue sorts each group's lanes by phase and pairs them
+ *   (a lone lane pairs with a zero; an empty phase gets one zero pair). For a pair (i, j) of phase p and 16 rows, one
+ *   vpunpck{l,h}wd of the two lanes' 16-row digit columns + two vpmaddwd against the broadcast int16 activations
+ *   (s 2^(q-1), s 2^(q-1)) give 16 rows of u_i a_i + u_j a_j: ~66 pairs per group replace 64 vpmaddwd PER ROW of the
+ *   dense form. A running prefix sum is stored after every pair (sequential addresses); each phase's last pair gives
+ *   its slot, A_p / 2 = slot_p - slot_(p-1) - sum(a_p) (digits are u = t + 1 in {0, 1, 2}; the phase sums are
+ *   prologue constants). a = s 2^(q-1) because 2^15 does not fit int16; lanes with q = 0 (codes 1..7) are listed per
+ *   group and added exactly afterwards. All integer, exact.
+ *   Layouts: convert (prepare) = PTQ1_0 bytes transposed per 16-row block: for each group 26 byte columns of 16 rows,
+ *   then the 16 fp16 scales (448 bytes per 16 row-groups: the PTQ1_0 footprint). Decode: per column
+ *   v = byte << 8 in 16-bit lanes, digit n = mulhi_epu16(v, 3), v = mullo_epi16(v, 3): digits land as
+ *   D[lane][16 rows] int16 (4 KiB, L1). Products come out in vpunpck row order (ROWMAP), scales stored in that order.
+ *   Activations (prologue): AVX2 LNS8 encoder bit-identical to the reference (exact mantissa thresholds,
+ *   saturation, half_min, automatic pre-scale; Inf/NaN inputs fall back to the reference), then the pair program.
+ *   Finishes per group and 8 rows: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over groups in
+ *   fp64; flns: the fLNS tree on 8 rows at once (leaf bitlen from the fp32 exponent, LC / kappa by gathers from
+ *   tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a table; q1516: per row S = sum A[p] C31[p]
+ *   (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference formulas), Q stored per group, int64 AVX2 sum over groups.
+ *   Stages: convert, encode, route (pair program), decode (digits), reduce (pairs -> A), scale (phase combination /
+ *   tree / S), materialize (q1516), merge. Rows: any r0..r1 (16-row blocks, rows outside the range discarded).
+ *
+ *   Tried first and dropped (slower): one row at a time with the lanes in SIMD: the prologue materialized 8 dense
+ *   int16 phase vectors per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd
+ *   transpose to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
 #include "direct_avx2.h"
 
 #include <math.h>
@@ -36,7 +42,7 @@
 #define QK 128
 #define BLK 28
 
-static size_t align64(size_t n)
+static inline size_t align64(size_t n)
 {
     return (n + 63) & ~(size_t)63;
 }
@@ -47,58 +53,29 @@ typedef struct {
     int pad[15];
 } act_head;
 
-typedef struct {
-    uint8_t *codes;   /* K */
-    int16_t *phase;   /* G x 8 chunks x 8 phases x 16 lanes */
-    int32_t *psum;    /* G x 8: sum_i a_p[i] */
-    uint8_t *q0;      /* G: number of lanes with k in 1..7 (q = 0) */
-    uint8_t *q0lanes; /* G x 128: their lane indices */
-} act_view;
-
-static act_view act_of(void *act, int K)
+static inline uint8_t *act_codes(void *act)
 {
-    size_t G = (size_t)K / QK;
-    char *p = (char *)act + sizeof(act_head);
-    act_view a;
-    a.codes = (uint8_t *)p;
-    p += align64((size_t)K);
-    a.phase = (int16_t *)p;
-    p += G * 8 * QK * sizeof(int16_t);
-    a.psum = (int32_t *)p;
-    p += align64(G * 8 * sizeof(int32_t));
-    a.q0 = (uint8_t *)p;
-    p += align64(G);
-    a.q0lanes = (uint8_t *)p;
-    return a;
+    return (uint8_t *)act + sizeof(act_head);
 }
 
-size_t hsdr_cpu_direct_act_bytes(int K)
-{
-    size_t G = (size_t)K / QK;
-    return sizeof(act_head) + align64((size_t)K) + G * 8 * QK * sizeof(int16_t) + align64(G * 8 * sizeof(int32_t)) +
-           align64(G) + G * QK;
-}
-
-static int act_e(const void *act)
+static inline int act_e(const void *act)
 {
     return ((const act_head *)act)->e;
 }
 
-static double block_d(const uint8_t *blk);
-
 /* ---- fLNS tables: per F, built once (any thread may trigger it; the others wait) ---- */
 typedef struct {
     uint16_t *lc;     /* 65536 */
-    int32_t *kplus;   /* kplus_len entries, 0 beyond */
-    int32_t *kminus;  /* kminus_len entries (index 0 unused), 0 beyond */
-    int32_t kplus_len, kminus_len;
+    int16_t *kplus;   /* kplus_len entries, 0 beyond (|kappa| < 2^15 for every F: int16 halves the cache footprint) */
+    int16_t *kminus;  /* kminus_len entries (index 0 unused), 0 beyond */
+    int32_t kplus_len, kminus_len; /* kplus[kplus_len] = kminus[kminus_len] = 0 */
     double *pow_frac; /* 2^(r / 2^(F+3)), r = 0 .. 2^(F+3) - 1 */
 } flns_tab;
 
 static flns_tab flns_tabs[9];
 static atomic_int flns_state[9]; /* 0 not built, 1 building, 2 ready, 3 failed */
 
-static const flns_tab *flns_tables(int F)
+__attribute__((unused)) static const flns_tab *flns_tables(int F)
 {
     if (F < 0 || F > 8)
         return NULL;
@@ -117,9 +94,10 @@ static const flns_tab *flns_tables(int F)
             n++;
         t->kminus_len = n;
         int nf = 8 << F;
-        t->lc = malloc(sizeof(uint16_t) * 65536);
-        t->kplus = malloc(sizeof(int32_t) * (size_t)t->kplus_len);
-        t->kminus = malloc(sizeof(int32_t) * (size_t)t->kminus_len);
+        t->lc = malloc(sizeof(uint16_t) * (65536 + 2)); /* + padding: 32-bit gathers read one entry past */
+        /* + a trailing 0 (beyond the table) + padding for 32-bit gathers */
+        t->kplus = malloc(sizeof(int16_t) * (size_t)(t->kplus_len + 2));
+        t->kminus = malloc(sizeof(int16_t) * (size_t)(t->kminus_len + 2));
         t->pow_frac = malloc(sizeof(double) * (size_t)nf);
         if (!t->lc || !t->kplus || !t->kminus || !t->pow_frac) {
             atomic_store_explicit(&flns_state[F], 3, memory_order_release);
@@ -129,10 +107,13 @@ static const flns_tab *flns_tables(int F)
         for (uint32_t c = 1; c < 65536; c++)
             t->lc[c] = (uint16_t)hsdr_flns_lc_at(F, c);
         for (int32_t d = 0; d < t->kplus_len; d++)
-            t->kplus[d] = hsdr_flns_kplus_at(F, d);
+            t->kplus[d] = (int16_t)hsdr_flns_kplus_at(F, d);
         t->kminus[0] = 0;
         for (int32_t d = 1; d < t->kminus_len; d++)
-            t->kminus[d] = hsdr_flns_kminus_at(F, d);
+            t->kminus[d] = (int16_t)hsdr_flns_kminus_at(F, d);
+        t->kplus[t->kplus_len] = t->kplus[t->kplus_len + 1] = 0;
+        t->kminus[t->kminus_len] = t->kminus[t->kminus_len + 1] = 0;
+        t->lc[65536] = t->lc[65537] = 0;
         for (int r = 0; r < nf; r++)
             t->pow_frac[r] = exp2((double)r / (double)nf);
         atomic_store_explicit(&flns_state[F], 2, memory_order_release);
@@ -141,71 +122,6 @@ static const flns_tab *flns_tables(int F)
     while ((st = atomic_load_explicit(&flns_state[F], memory_order_acquire)) == 1)
         ;
     return st == 2 ? &flns_tabs[F] : NULL;
-}
-
-typedef struct {
-    int32_t lambda;
-    int32_t sign;
-} fl;
-
-static inline fl fl_leaf(const flns_tab *t, int32_t a, int p, int F, int b)
-{
-    if (a == 0)
-        return (fl){0, 0};
-    uint32_t n = a < 0 ? 0u - (uint32_t)a : (uint32_t)a;
-    int z = (32 - __builtin_clz(n)) - b;
-    uint32_t c = n;
-    if (z > 0) {
-        c = (n + (1u << (z - 1))) >> z;
-        if (c == (1u << b)) {
-            c >>= 1;
-            z++;
-        }
-    } else {
-        z = 0;
-    }
-    return (fl){((p + 8 * z) << F) + t->lc[c], a < 0 ? -1 : 1};
-}
-
-static inline fl fl_combine(const flns_tab *t, fl x, fl y)
-{
-    if (x.sign == 0)
-        return y;
-    if (y.sign == 0)
-        return x;
-    fl hi = x, lo = y;
-    if (y.lambda > x.lambda) {
-        hi = y;
-        lo = x;
-    }
-    int32_t d = hi.lambda - lo.lambda;
-    if (hi.sign == lo.sign)
-        return (fl){hi.lambda + (d < t->kplus_len ? t->kplus[d] : 0), hi.sign};
-    if (d == 0)
-        return (fl){0, 0};
-    return (fl){hi.lambda + (d < t->kminus_len ? t->kminus[d] : 0), hi.sign};
-}
-
-static inline fl fl_tree(const flns_tab *t, const int32_t A[8], int F, int b)
-{
-    fl l[8];
-    for (int p = 0; p < 8; p++)
-        l[p] = fl_leaf(t, A[p], p, F, b);
-    fl m0 = fl_combine(t, l[0], l[1]), m1 = fl_combine(t, l[2], l[3]);
-    fl m2 = fl_combine(t, l[4], l[5]), m3 = fl_combine(t, l[6], l[7]);
-    return fl_combine(t, fl_combine(t, m0, m1), fl_combine(t, m2, m3));
-}
-
-/* sign 2^((lambda / 2^F - 74) / 8) * d * 2^e, with base2 = 2^(e - 74/8) folded by the caller:
- * lambda = m 2^(F+3) + r -> 2^m * pow_frac[r]. */
-static inline double fl_value(const flns_tab *t, fl r, int F, double d_scaled)
-{
-    if (r.sign == 0)
-        return 0.0;
-    int32_t m = r.lambda >> (F + 3);
-    int32_t fr = r.lambda & ((8 << F) - 1);
-    double v = ldexp(t->pow_frac[fr], m) * d_scaled;
-    return r.sign < 0 ? -v : v;
 }
 
 /* ---- Q15.16 (the reference formulas, spec section 6) ---- */
@@ -220,13 +136,6 @@ static inline int64_t q_scale(const int32_t A[8])
 static inline int64_t q_materialize(int64_t S, double d, double scale2)
 {
     return (int64_t)rint((double)S * d * scale2); /* scale2 = 2^(e+16-31-9): exact power-of-two scaling */
-}
-
-static double block_d(const uint8_t *blk)
-{
-    uint16_t h;
-    memcpy(&h, blk + 26, 2);
-    return (double)hsdr_fp16_to_fp32(h);
 }
 
 enum kind { K_DIRECT, K_FLNS, K_Q1516 };
@@ -320,7 +229,9 @@ TARGET static void encode_avx2(const float *x, int K, int e, uint8_t *codes)
 
 static void encode_stage(const hsdr_exec *ex)
 {
-    act_view a = act_of(ex->act, ex->K);
+    struct {
+        uint8_t *codes;
+    } a = {act_codes(ex->act)};
     int pe = 0;
     if (prescale_avx2(ex->x, ex->K, &pe) == 0) {
         encode_avx2(ex->x, ex->K, pe, a.codes);
@@ -332,209 +243,13 @@ static void encode_stage(const hsdr_exec *ex)
     ((act_head *)ex->act)->e = pe;
 }
 
-/* ---- route: codes -> eight int16 phase vectors per group, their sums, the q = 0 flags ---- */
-
-/* 2^(q-1) for q = 1..15 as int16 (q = 0 -> 0: fixed up separately); low and high bytes for pshufb */
-TARGET static void route_codes(const uint8_t *codes, int K, act_view a)
-{
-    const int G = K / QK;
-    const __m256i pow_lo = _mm256_setr_epi8(0, 1, 2, 4, 8, 16, 32, 64, (char)128, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 8,
-                                            16, 32, 64, (char)128, 0, 0, 0, 0, 0, 0, 0);
-    const __m256i pow_hi = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            0, 1, 2, 4, 8, 16, 32, 64);
-    for (int g = 0; g < G; g++) {
-        const uint8_t *c = codes + (size_t)g * QK;
-        int16_t *ph = a.phase + (size_t)g * 8 * QK;
-        __m256i sums[8];
-        for (int p = 0; p < 8; p++)
-            sums[p] = _mm256_setzero_si256();
-        __m256i q0any = _mm256_setzero_si256();
-        for (int ch = 0; ch < 8; ch++) {
-            __m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(c + 16 * ch)));
-            __m256i k = _mm256_and_si256(b, _mm256_set1_epi16(0x7f));
-            __m256i q = _mm256_srli_epi16(k, 3);
-            __m256i p = _mm256_and_si256(k, _mm256_set1_epi16(7));
-            /* 2^(q-1): pshufb on the byte lanes (q < 16 sits in the low byte; high byte of each lane is 0) */
-            __m256i lo = _mm256_shuffle_epi8(pow_lo, q), hi = _mm256_shuffle_epi8(pow_hi, q);
-            __m256i v = _mm256_or_si256(_mm256_and_si256(lo, _mm256_set1_epi16(0xff)),
-                                        _mm256_slli_epi16(_mm256_and_si256(hi, _mm256_set1_epi16(0xff)), 8));
-            __m256i negm = _mm256_cmpgt_epi16(b, _mm256_set1_epi16(0x7f));
-            v = _mm256_sub_epi16(_mm256_xor_si256(v, negm), negm); /* conditional negate */
-            __m256i isq0 = _mm256_and_si256(_mm256_cmpeq_epi16(q, _mm256_setzero_si256()),
-                                            _mm256_cmpgt_epi16(k, _mm256_setzero_si256()));
-            q0any = _mm256_or_si256(q0any, isq0);
-            for (int pp = 0; pp < 8; pp++) {
-                __m256i sel = _mm256_and_si256(v, _mm256_cmpeq_epi16(p, _mm256_set1_epi16((short)pp)));
-                _mm256_store_si256((__m256i *)(ph + (size_t)(8 * ch + pp) * 16), sel); /* [chunk][phase][16] */
-                sums[pp] = _mm256_add_epi32(sums[pp], _mm256_madd_epi16(sel, _mm256_set1_epi16(1)));
-            }
-        }
-        for (int pp = 0; pp < 8; pp++) {
-            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sums[pp]), _mm256_extracti128_si256(sums[pp], 1));
-            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-            a.psum[8 * g + pp] = _mm_cvtsi128_si32(s4);
-        }
-        int nq0 = 0;
-        if (!_mm256_testz_si256(q0any, q0any))
-            for (int i = 0; i < QK; i++)
-                if ((c[i] & 0x7f) >= 1 && (c[i] & 0x7f) < 8)
-                    a.q0lanes[(size_t)g * QK + nq0++] = (uint8_t)i;
-        a.q0[g] = (uint8_t)(nq0 > 255 ? 255 : nq0);
-    }
-}
-
-static void route_stage(const hsdr_exec *ex)
-{
-    act_view a = act_of(ex->act, ex->K);
-    route_codes(a.codes, ex->K, a);
-}
-
-void hsdr_cpu_direct_prologue(const hsdr_exec *e)
-{
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode_stage(e);
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE)))
-        route_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE))
-        route_stage(e);
-}
-
-/* ---- decode + reduce, interleaved per 16-lane chunk ----
- * Digits in int16 lanes without byte compares: with v = (b 3^n mod 256) << 8 in a 16-bit lane, digit n is
- * mulhi_epu16(v, 3) and the next v is mullo_epi16(v, 3). Chunk j (weights 16 j .. 16 j + 15) is digit j of qs[0..15]
- * for j < 5; chunk 5 = lanes [b, 3b] of qs[16..23], chunk 6 = [9b, 27b], chunk 7 = [81b | qh lanes q0 q1 3q0 3q1 9q0
- * 9q1 27q0 27q1]. Each chunk is multiplied with the eight phase vectors of that chunk right away (vpmaddwd), so the
- * digits never leave registers: 8 accumulators + the decode state. */
-
-TARGET static inline void chunk_acc(__m256i d, const __m256i *ap, __m256i acc[8], int first)
-{
-#pragma GCC unroll 8
-    for (int p = 0; p < 8; p++) {
-        __m256i m = _mm256_madd_epi16(d, _mm256_load_si256(ap + p));
-        acc[p] = first ? m : _mm256_add_epi32(acc[p], m);
-    }
-    /* keep the eight running sums in registers chunk by chunk: without this barrier the compiler re-associates the
-     * 8 x 8 products into per-phase trees, computes all 64 products first and spills them */
-    __asm__("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]), "+x"(acc[5]), "+x"(acc[6]),
-            "+x"(acc[7]));
-}
-
-/* The eight digit chunks of a block (u = t + 1 in 0..2, int16). With ap != NULL each chunk is also accumulated. */
-TARGET static inline void decode_acc(const uint8_t *blk, __m256i U[8], const __m256i *ap, __m256i acc[8])
-{
-    const __m256i three = _mm256_set1_epi16(3), nine = _mm256_set1_epi16(9);
-    __m256i v = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)blk)), 8);
-#pragma GCC unroll 5
-    for (int n = 0; n < 5; n++) {
-        __m256i d = _mm256_mulhi_epu16(v, three);
-        if (n < 4)
-            v = _mm256_mullo_epi16(v, three);
-        if (U)
-            U[n] = d;
-        if (ap)
-            chunk_acc(d, ap + 8 * n, acc, n == 0);
-    }
-    uint64_t tail;
-    memcpy(&tail, blk + 16, 8);
-    __m256i b = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_set1_epi64x((long long)tail)), 8); /* [b | b] */
-    __m256i v5 = _mm256_mullo_epi16(b, _mm256_setr_epi16(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3));
-    __m256i d5 = _mm256_mulhi_epu16(v5, three);
-    if (U)
-        U[5] = d5;
-    if (ap)
-        chunk_acc(d5, ap + 40, acc, 0);
-    __m256i v6 = _mm256_mullo_epi16(v5, nine);
-    __m256i d6 = _mm256_mulhi_epu16(v6, three);
-    if (U)
-        U[6] = d6;
-    if (ap)
-        chunk_acc(d6, ap + 48, acc, 0);
-    uint16_t qh;
-    memcpy(&qh, blk + 24, 2);
-    /* every 16-bit lane j: (q_(j & 1)) << 8, then times 3^((j >> 1) & 3) */
-    __m256i qv = _mm256_shuffle_epi8(_mm256_set1_epi16((short)qh),
-                                     _mm256_setr_epi8(-128, 0, -128, 1, -128, 0, -128, 1, -128, 0, -128, 1, -128, 0, -128, 1,
-                                                      -128, 0, -128, 1, -128, 0, -128, 1, -128, 0, -128, 1, -128, 0, -128, 1));
-    qv = _mm256_mullo_epi16(qv, _mm256_setr_epi16(1, 1, 3, 3, 9, 9, 27, 27, 1, 1, 3, 3, 9, 9, 27, 27));
-    __m256i v7 = _mm256_blend_epi32(_mm256_mullo_epi16(v6, nine), qv, 0xf0);
-    __m256i d7 = _mm256_mulhi_epu16(v7, three);
-    if (U)
-        U[7] = d7;
-    if (ap)
-        chunk_acc(d7, ap + 56, acc, 0);
-}
-
-/* exact A[p] contributions of the lanes with k in 1..7 (q = 0), which the halved phase vectors leave out: each such
- * lane's digit is read straight from its byte (spec/ptq1_0.md section 1, inverse map) */
-static void q0_fixup(const uint8_t *codes, const uint8_t *lanes, int n, const uint8_t *blk, int32_t A[8])
-{
-    static const uint8_t pow3[5] = {1, 3, 9, 27, 81};
-    for (int j = 0; j < n; j++) {
-        int e = lanes[j], byte, dn;
-        if (e < 80)
-            byte = blk[e & 15], dn = e >> 4;
-        else if (e < 120)
-            byte = blk[16 + ((e - 80) & 7)], dn = (e - 80) >> 3;
-        else
-            byte = blk[24 + ((e - 120) & 1)], dn = (e - 120) >> 1;
-        int v = (byte * pow3[dn]) & 255;
-        int t = ((3 * v) >> 8) - 1;
-        A[codes[e] & 7] += (codes[e] & 0x80) ? -t : t;
-    }
-}
-
-/* A[8] from the eight phase accumulators: hadd transpose, minus the phase sums, times 2, q = 0 fix-up */
-TARGET static inline __m256i finish_A(const __m256i acc[8], const act_view *a, int g, const uint8_t *blk)
-{
-    __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
-    __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[4], acc[5]), _mm256_hadd_epi32(acc[6], acc[7]));
-    __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
-                                 _mm256_permute2x128_si256(h0123, h4567, 0x31));
-    s = _mm256_sub_epi32(s, _mm256_load_si256((const __m256i *)(a->psum + 8 * g)));
-    s = _mm256_add_epi32(s, s);
-    if (__builtin_expect(a->q0[g], 0)) {
-        int32_t A[8];
-        _mm256_storeu_si256((__m256i *)A, s);
-        q0_fixup(a->codes + (size_t)g * QK, a->q0lanes + (size_t)g * QK, a->q0[g], blk, A);
-        s = _mm256_loadu_si256((const __m256i *)A);
-    }
-    return s;
-}
-
-static inline const __m256i *phase_of(const act_view *a, int g)
-{
-    return (const __m256i *)(a->phase + (size_t)g * 8 * QK);
-}
-
-/* fused decode + reduce of one group */
-TARGET static inline __m256i group_A(const uint8_t *blk, const act_view *a, int g)
-{
-    __m256i acc[8];
-    decode_acc(blk, NULL, phase_of(a, g), acc);
-    return finish_A(acc, a, g, blk);
-}
-
-/* reduce alone, from stored digits */
-TARGET static inline __m256i reduce_U(const __m256i U[8], const act_view *a, int g, const uint8_t *blk)
-{
-    __m256i acc[8];
-    const __m256i *ap = phase_of(a, g);
-#pragma GCC unroll 8
-    for (int c = 0; c < 8; c++)
-        chunk_acc(U[c], ap + 8 * c, acc, c == 0);
-    return finish_A(acc, a, g, blk);
-}
-
 /* ---- finishes ---- */
 
 typedef struct {
     enum kind kind;
     int F, b;
     const flns_tab *ft;
-    double scale2;  /* direct: 2^(e-9); flns: 2^(e - 74/8) folded in fl_value; q1516: 2^(e+16-31-9) */
+    double scale2;  /* direct: 2^(e-9); flns: 2^(e - 74/8), applied after vvalue4; q1516: 2^(e+16-31-9) */
     __m256d c_lo, c_hi;
 } finish;
 
@@ -558,274 +273,545 @@ TARGET static void set_c(finish *f)
     f->c_hi = _mm256_loadu_pd(hsdr_lns8_cp_hi + 4);
 }
 
-/* The fused row: decode, reduce, finish per group; merge at the end. Also writes A / fLNS / Q outputs when given. */
-TARGET static void rows_fused(const hsdr_exec *ex, int r0, int r1, enum kind kind, int32_t *Aout, int32_t *lam_out,
-                              int8_t *sign_out, int64_t *qg_out, int64_t *qrow_out, int64_t *qbuf)
+/* ==== cpu.direct / cpu.flns / cpu.q1516: eight rows per pass, vectorized over rows, lane pairs of one phase ==== */
+
+/* Converted weights: blocks of RB = 16 rows; per (row block, group) 448 bytes, byte-transposed so that a 32-byte
+ * vector holds two PTQ1_0 byte positions x 16 rows: [0, 256) qs[m] of rows 0..15 at 16 m, [256, 384) qs[16 + m] at
+ * 256 + 16 m, [384, 416) qh[h] at 384 + 16 h, [416, 448) the 16 fp16 scales. Rows past N are zero blocks. Same
+ * footprint as PTQ1_0 (rounded up to 16 rows). */
+#define RB 16
+#define CB (28 * RB)
+/* The pair products come out with rows in the order of vpunpck{l,h}wd: position i (0..15) of the two 8-row halves
+ * holds row ROWMAP[i]; ROWPOS is the inverse. The fp16 scales are stored in that order. */
+static const int ROWMAP[RB] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+static const int ROWPOS[RB] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+int hsdr_cpu_direct_prepare(const uint8_t *w, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen)
 {
-    const int G = ex->K / QK;
-    const act_view a = act_of(ex->act, ex->K);
-    finish f = finish_of(ex, kind);
-    set_c(&f);
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *row = (const uint8_t *)ex->weights + (size_t)r * G * BLK;
-        __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
-        double accs = 0.0;
+    const int G = K / QK, NB = (N + RB - 1) / RB;
+    size_t n = (size_t)NB * G * CB;
+    uint8_t *c = aligned_alloc(64, align64(n > 0 ? n : 64));
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(c, 0, align64(n > 0 ? n : 64));
+    for (int rb = 0; rb < NB; rb++)
         for (int g = 0; g < G; g++) {
-            const uint8_t *blk = row + (size_t)g * BLK;
-            __m256i A = group_A(blk, &a, g);
-            uint16_t hb;
-            memcpy(&hb, blk + 26, 2);
-            if (kind == K_DIRECT) {
-                __m256d dv = _mm256_set1_pd((double)_cvtsh_ss(hb));
-                acc0 = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(A)), _mm256_mul_pd(f.c_lo, dv), acc0);
-                acc1 = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(A, 1)), _mm256_mul_pd(f.c_hi, dv),
-                                       acc1);
-                if (Aout)
-                    _mm256_storeu_si256((__m256i *)(Aout + ((size_t)r * G + g) * 8), A);
-            } else {
-                int32_t Av[8];
-                _mm256_storeu_si256((__m256i *)Av, A);
-                if (Aout)
-                    memcpy(Aout + ((size_t)r * G + g) * 8, Av, sizeof Av);
-                double d = (double)_cvtsh_ss(hb);
-                if (kind == K_FLNS) {
-                    fl root = fl_tree(f.ft, Av, f.F, f.b);
-                    if (lam_out) {
-                        lam_out[(size_t)r * G + g] = root.lambda;
-                        sign_out[(size_t)r * G + g] = (int8_t)root.sign;
-                    }
-                    accs += fl_value(f.ft, root, f.F, d * f.scale2);
-                } else {
-                    int64_t q = q_materialize(q_scale(Av), d, f.scale2);
-                    qbuf[g] = q;
-                    if (qg_out)
-                        qg_out[(size_t)r * G + g] = q;
-                }
+            uint8_t *o = c + ((size_t)rb * G + g) * CB;
+            for (int r = 0; r < RB && RB * rb + r < N; r++) {
+                const uint8_t *blk = w + ((size_t)(RB * rb + r) * G + g) * BLK;
+                for (int m = 0; m < 26; m++)
+                    o[RB * m + r] = blk[m];
+                memcpy(o + 26 * RB + 2 * ROWPOS[r], blk + 26, 2);
             }
         }
-        if (kind == K_DIRECT) {
-            __m256d s = _mm256_add_pd(acc0, acc1);
-            __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-            s2 = _mm_add_sd(s2, _mm_unpackhi_pd(s2, s2));
-            ex->y[r] = (float)(_mm_cvtsd_f64(s2) * f.scale2);
-        } else if (kind == K_FLNS) {
-            ex->y[r] = (float)accs;
-        } else {
-            /* integer SIMD merge across the materialized groups */
-            __m256i s = _mm256_setzero_si256();
-            int g = 0;
-            for (; g + 4 <= G; g += 4)
-                s = _mm256_add_epi64(s, _mm256_loadu_si256((const __m256i *)(qbuf + g)));
-            int64_t l[4];
-            _mm256_storeu_si256((__m256i *)l, s);
-            int64_t y = l[0] + l[1] + l[2] + l[3];
-            for (; g < G; g++)
-                y += qbuf[g];
-            if (qrow_out)
-                qrow_out[r] = y;
-            ex->y[r] = (float)ldexp((double)y, -16);
+    *prepared = c;
+    *bytes = n;
+    return 0;
+}
+
+void hsdr_cpu_direct_release(void *prepared)
+{
+    free(prepared);
+}
+
+/* Activations: header, codes, then per group: the q = 0 lane count and lanes, and the pair program: for each phase
+ * p in order, its lanes (k != 0, q >= 1) two at a time (a lone lane is paired with a zero), at least one (possibly
+ * empty) pair per phase; a pair carries the two lanes' byte offsets in the digit buffer, the two int16 activations
+ * s 2^(q-1) as one int32, and the byte offset of its phase's prefix slot. */
+#define MAXP 72
+
+typedef struct {
+    int32_t a[MAXP];
+    uint16_t oi[MAXP], oj[MAXP];
+    int32_t n;
+    int32_t psum[8]; /* sum of the activations of phase p (digits are u = t + 1) */
+    uint8_t kend[8]; /* index of the last pair of phase p */
+    uint8_t nq0, q0lane[QK], q0code[QK];
+} pair_prog;
+
+typedef struct {
+    uint8_t *codes;
+    pair_prog *prog; /* G */
+} act2_view;
+
+static act2_view act2_of(void *act, int K)
+{
+    act2_view a;
+    a.codes = (uint8_t *)act + sizeof(act_head);
+    a.prog = (pair_prog *)(a.codes + align64((size_t)K));
+    return a;
+}
+
+size_t hsdr_cpu_direct_act_bytes(int K)
+{
+    return sizeof(act_head) + align64((size_t)K) + sizeof(pair_prog) * (size_t)(K / QK);
+}
+
+static void route_pairs(const uint8_t *codes, int K, act2_view a)
+{
+    for (int g = 0; g < K / QK; g++) {
+        const uint8_t *c = codes + (size_t)g * QK;
+        pair_prog *pp = &a.prog[g];
+        int n = 0, nq0 = 0;
+        for (int p = 0; p < 8; p++) {
+            int first = n, half = 0;
+            int32_t psum = 0;
+            for (int i = 0; i < QK; i++) {
+                int k = c[i] & 0x7f;
+                if (k == 0 || (k & 7) != p)
+                    continue;
+                if (k < 8) {
+                    pp->q0code[nq0] = c[i];
+                    pp->q0lane[nq0++] = (uint8_t)i;
+                    continue;
+                }
+                int32_t v = (int32_t)1 << ((k >> 3) - 1);
+                if (c[i] & 0x80)
+                    v = -v;
+                psum += v;
+                if (!half) {
+                    pp->oi[n] = pp->oj[n] = (uint16_t)(2 * RB * i);
+                    pp->a[n] = (int32_t)(uint16_t)(int16_t)v;
+                    half = 1;
+                } else {
+                    pp->oj[n] = (uint16_t)(2 * RB * i);
+                    pp->a[n] = (int32_t)((uint32_t)pp->a[n] | (uint32_t)(uint16_t)(int16_t)v << 16);
+                    n++;
+                    half = 0;
+                }
+            }
+            if (half)
+                n++;
+            pp->psum[p] = psum;
+            if (n == first) { /* empty phase: one zero pair so that its slot is written */
+                pp->oi[n] = pp->oj[n] = 0;
+                pp->a[n] = 0;
+                n++;
+            }
+            pp->kend[p] = (uint8_t)(n - 1);
+        }
+        pp->n = n;
+        pp->nq0 = (uint8_t)nq0;
+    }
+}
+
+static void route2_stage(const hsdr_exec *ex)
+{
+    act2_view a = act2_of(ex->act, ex->K);
+    route_pairs(a.codes, ex->K, a);
+}
+
+static void encode2_stage(const hsdr_exec *ex)
+{
+    /* the codes live at the same place in both layouts */
+    encode_stage(ex);
+}
+
+void hsdr_cpu_direct_prologue(const hsdr_exec *e)
+{
+    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
+        encode2_stage(e);
+    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
+        encode2_stage(e);
+    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE)))
+        route2_stage(e);
+    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE))
+        route2_stage(e);
+}
+
+/* decode: digits t = u - 1 (int8) of 8 rows into D[lane][row] (128 x 8 bytes), compare form on 32 bytes at a time */
+TARGET static inline __m256i tstep(__m256i *v)
+{
+    const __m256i s = _mm256_xor_si256(*v, _mm256_set1_epi8((char)0x80));
+    const __m256i c1 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8((char)(85 ^ 0x80)));
+    const __m256i c2 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8((char)(170 ^ 0x80)));
+    *v = _mm256_add_epi8(_mm256_add_epi8(*v, *v), *v);
+    return _mm256_xor_si256(_mm256_add_epi8(c1, c2), _mm256_set1_epi8(-1)); /* ~(c1 + c2) = u - 1 */
+}
+
+/* digits u = t + 1 of one 16-row column: v = (b 3^n mod 256) << 8 per 16-bit lane; digit n = mulhi(v, 3) */
+TARGET static inline void column_digits(const uint8_t *col, int16_t *D, int lane0, int stride, int ndig)
+{
+    const __m256i three = _mm256_set1_epi16(3);
+    __m256i v = _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_load_si128((const __m128i *)col)), 8);
+    for (int n = 0; n < ndig; n++) {
+        _mm256_store_si256((__m256i *)(D + (size_t)(lane0 + stride * n) * RB), _mm256_mulhi_epu16(v, three));
+        v = _mm256_mullo_epi16(v, three);
+    }
+}
+
+TARGET static inline void block_digits(const uint8_t *cb, int16_t *D)
+{
+#pragma GCC unroll 16
+    for (int m = 0; m < 16; m++)
+        column_digits(cb + RB * m, D, m, 16, 5);
+#pragma GCC unroll 8
+    for (int m = 0; m < 8; m++)
+        column_digits(cb + RB * (16 + m), D, 80 + m, 8, 5);
+    column_digits(cb + RB * 24, D, 120, 2, 4);
+    column_digits(cb + RB * 25, D, 121, 2, 4);
+}
+
+/* reduce: the pair program over 16 rows; slot p (two vectors) ends as the prefix sum through phase p. Then
+ * A[2 p + h] = A_p at row positions 8 h .. 8 h + 7 (rows ROWMAP[.]). */
+TARGET static inline void block_reduce(const int16_t *D, const pair_prog *pp, __m256i *slots, __m256i A[16])
+{
+    __m256i S0 = _mm256_setzero_si256(), S1 = _mm256_setzero_si256();
+    const int n = pp->n;
+    const char *Db = (const char *)D;
+    for (int k = 0; k < n; k++) {
+        const __m256i di = _mm256_load_si256((const __m256i *)(Db + pp->oi[k]));
+        const __m256i dj = _mm256_load_si256((const __m256i *)(Db + pp->oj[k]));
+        const __m256i av = _mm256_set1_epi32(pp->a[k]);
+        S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(_mm256_unpacklo_epi16(di, dj), av));
+        S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(_mm256_unpackhi_epi16(di, dj), av));
+        /* the running prefix after every pair, at a position known early (a store to a loaded slot address makes
+         * the next pairs' loads wait for it); each phase's end is picked afterwards */
+        _mm256_store_si256(slots + 2 * k, S0);
+        _mm256_store_si256(slots + 2 * k + 1, S1);
+    }
+    __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
+    for (int p = 0; p < 8; p++) {
+        const int ke = pp->kend[p];
+        __m256i s0 = _mm256_load_si256(slots + 2 * ke), s1 = _mm256_load_si256(slots + 2 * ke + 1);
+        const __m256i ps = _mm256_set1_epi32(pp->psum[p]);
+        __m256i d0 = _mm256_sub_epi32(_mm256_sub_epi32(s0, prev0), ps);
+        __m256i d1 = _mm256_sub_epi32(_mm256_sub_epi32(s1, prev1), ps);
+        A[2 * p] = _mm256_add_epi32(d0, d0);
+        A[2 * p + 1] = _mm256_add_epi32(d1, d1);
+        prev0 = s0;
+        prev1 = s1;
+    }
+    for (int j = 0; j < pp->nq0; j++) { /* lanes with k in 1..7 (left out by the halving): value +-1, phase k */
+        const int code = pp->q0code[j], p = code & 7;
+        const int16_t *u = D + (size_t)RB * pp->q0lane[j];
+        for (int h = 0; h < 2; h++) { /* positions 8 h .. 8 h + 7 are rows 4 h .. 4 h + 3 and 8 + 4 h .. 11 + 4 h */
+            __m128i uu = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(u + 4 * h)),
+                                            _mm_loadl_epi64((const __m128i *)(u + 8 + 4 * h)));
+            __m256i t = _mm256_sub_epi32(_mm256_cvtepi16_epi32(uu), _mm256_set1_epi32(1));
+            A[2 * p + h] = (code & 0x80) ? _mm256_sub_epi32(A[2 * p + h], t) : _mm256_add_epi32(A[2 * p + h], t);
         }
     }
 }
 
-/* ---- per-thread scratch: stage head, Q buffer, and the stage-alone intermediates of row r0 ---- */
+/* per-thread scratch of the 16-row kernel */
 typedef struct {
-    unsigned ready;
-    int pad;
-    __m256i sink;
-} stage_head;
+    int16_t *D;     /* 128 lanes x 16 rows, digits u */
+    __m256i *slots; /* MAXP x 2 running prefixes */
+    __m256i *A;     /* 8 phase vectors (stage-alone hand-over) */
+    double *gv;     /* G x 8 group values (stage-alone hand-over) */
+    int64_t *S;     /* G x 8 (q1516 stage-alone hand-over) */
+    int64_t *qb;    /* 8 x G materialized Q (q1516) */
+} scratch2;
 
-typedef struct {
-    stage_head *h;
-    int64_t *qbuf;  /* G */
-    __m256i *U;     /* G x 8: digits of row r0 */
-    int32_t *A;     /* G x 8 */
-    double *gv;     /* G: group values (direct, flns) */
-    int64_t *S;     /* G (q1516) */
-} scratch_view;
-
-static scratch_view scratch_of(void *scratch, int K)
+static scratch2 scratch2_of(void *scratch, int K)
 {
     size_t G = (size_t)K / QK;
-    char *p = scratch;
-    scratch_view s;
-    s.h = (stage_head *)p;
-    p += align64(sizeof(stage_head));
-    s.qbuf = (int64_t *)p;
-    p += align64(8 * G);
-    s.U = (__m256i *)p;
-    p += 8 * 32 * G;
-    s.A = (int32_t *)p;
-    p += align64(32 * G);
+    char *p = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    scratch2 s;
+    s.D = (int16_t *)p;
+    p += 2 * QK * RB;
+    s.slots = (__m256i *)p;
+    p += 64 * MAXP;
+    s.A = (__m256i *)p;
+    p += 512;
     s.gv = (double *)p;
-    p += align64(8 * G);
+    p += 8 * RB * G;
     s.S = (int64_t *)p;
+    p += 8 * RB * G;
+    s.qb = (int64_t *)p;
     return s;
 }
 
 size_t hsdr_cpu_direct_scratch_bytes(int K, int R)
 {
     (void)R;
-    size_t G = (size_t)K / QK;
-    return align64(sizeof(stage_head)) + align64(8 * G) + 8 * 32 * G + align64(32 * G) + align64(8 * G) +
-           align64(8 * G) + 64;
+    return 64 + 2 * QK * RB + 64 * MAXP + 512 + 3 * 8 * RB * (size_t)(K / QK);
 }
 
-static void rows_kind(const hsdr_exec *e, int r0, int r1, void *scratch, enum kind kind)
+typedef struct {
+    int32_t *A;
+    int32_t *lambda;
+    int8_t *sign;
+    int64_t *qg, *qrow;
+} outs2;
+
+/* ---- the fLNS tree on 8 rows at once (lanes = rows): the integer steps of reference hsdr_flns_from_phase /
+ * hsdr_flns_combine / hsdr_flns_tree, branch-free (blends), table lookups as gathers ---- */
+typedef struct {
+    __m256i lam, sg;
+} vfl;
+
+TARGET static inline __m256i gather16s(const int16_t *tab, __m256i idx)
 {
-    scratch_view s = scratch_of(scratch, e->K);
-    rows_fused(e, r0, r1, kind, NULL, NULL, NULL, NULL, NULL, s.qbuf);
+    __m256i v = _mm256_i32gather_epi32((const int *)(const void *)tab, idx, 2);
+    return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
 }
 
-void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+TARGET static inline vfl vleaf(const flns_tab *t, __m256i a, int p, int F, int b)
 {
-    rows_kind(e, r0, r1, scratch, K_DIRECT);
-}
-void hsdr_cpu_flns_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_kind(e, r0, r1, scratch, K_FLNS);
-}
-void hsdr_cpu_q1516_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_kind(e, r0, r1, scratch, K_Q1516);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i n = _mm256_abs_epi32(a); /* |a| <= 2^22: exact in fp32, so the exponent gives bitlen */
+    __m256i ex = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(n)), 23);
+    __m256i bl = _mm256_max_epi32(_mm256_sub_epi32(ex, _mm256_set1_epi32(126)), zero);
+    __m256i z = _mm256_max_epi32(_mm256_sub_epi32(bl, _mm256_set1_epi32(b)), zero);
+    __m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), z), 1);
+    __m256i c = _mm256_srlv_epi32(_mm256_add_epi32(n, half), z);
+    __m256i ovf = _mm256_srl_epi32(c, _mm_cvtsi32_si128(b));
+    c = _mm256_srlv_epi32(c, ovf);
+    z = _mm256_add_epi32(z, ovf);
+    __m256i lc = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)t->lc, c, 2),
+                                  _mm256_set1_epi32(0xffff));
+    __m256i lam = _mm256_add_epi32(
+        _mm256_sll_epi32(_mm256_add_epi32(_mm256_set1_epi32(p), _mm256_slli_epi32(z, 3)), _mm_cvtsi32_si128(F)), lc);
+    __m256i isz = _mm256_cmpeq_epi32(a, zero);
+    return (vfl){_mm256_andnot_si256(isz, lam), _mm256_sign_epi32(_mm256_set1_epi32(1), a)};
 }
 
-/* ---- stages alone: each reads what the previous stage of the fused kernel hands it (row r0's, kept in scratch) ---- */
-TARGET static void stage_alone(const hsdr_exec *ex, hsdr_stage st, int r0, int r1, void *scratch, enum kind kind)
+TARGET static inline vfl vcombine(const flns_tab *t, vfl x, vfl y)
 {
-    const int G = ex->K / QK;
-    const act_view a = act_of(ex->act, ex->K);
-    scratch_view s = scratch_of(scratch, ex->K);
-    const uint8_t *W = ex->weights;
-    if (st == HSDR_STAGE_ENCODE || st == HSDR_STAGE_ROUTE) {
-        if (r0 == 0)
-            (st == HSDR_STAGE_ENCODE ? encode_stage : route_stage)(ex);
-        return;
-    }
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i swap = _mm256_cmpgt_epi32(y.lam, x.lam);
+    __m256i hl = _mm256_blendv_epi8(x.lam, y.lam, swap), ll = _mm256_blendv_epi8(y.lam, x.lam, swap);
+    __m256i hs = _mm256_blendv_epi8(x.sg, y.sg, swap), ls = _mm256_blendv_epi8(y.sg, x.sg, swap);
+    __m256i d = _mm256_sub_epi32(hl, ll);
+    __m256i kp = gather16s(t->kplus, _mm256_min_epu32(d, _mm256_set1_epi32(t->kplus_len)));
+    __m256i km = gather16s(t->kminus, _mm256_min_epu32(d, _mm256_set1_epi32(t->kminus_len)));
+    __m256i same = _mm256_cmpeq_epi32(hs, ls);
+    __m256i lam = _mm256_add_epi32(hl, _mm256_blendv_epi8(km, kp, same));
+    __m256i absent = _mm256_andnot_si256(same, _mm256_cmpeq_epi32(d, zero));
+    vfl r = {_mm256_andnot_si256(absent, lam), _mm256_andnot_si256(absent, hs)};
+    __m256i xa = _mm256_cmpeq_epi32(x.sg, zero), ya = _mm256_cmpeq_epi32(y.sg, zero);
+    r.lam = _mm256_blendv_epi8(_mm256_blendv_epi8(r.lam, y.lam, xa), x.lam, ya);
+    r.sg = _mm256_blendv_epi8(_mm256_blendv_epi8(r.sg, y.sg, xa), x.sg, ya);
+    return r;
+}
+
+/* root of the 8 rows at positions 8 h .. 8 h + 7 */
+TARGET static inline vfl vtree(const flns_tab *t, const __m256i A[16], int h, int F, int b)
+{
+    vfl l[8];
+    for (int p = 0; p < 8; p++)
+        l[p] = vleaf(t, A[2 * p + h], p, F, b);
+    vfl m0 = vcombine(t, l[0], l[1]), m1 = vcombine(t, l[2], l[3]);
+    vfl m2 = vcombine(t, l[4], l[5]), m3 = vcombine(t, l[6], l[7]);
+    return vcombine(t, vcombine(t, m0, m1), vcombine(t, m2, m3));
+}
+
+/* sign 2^(lambda / 2^(F+3)) (times d 2^(e - 74/8), applied by the caller) for 4 rows (lanes 4 k .. 4 k + 3) */
+TARGET static inline __m256d vvalue4(const flns_tab *t, vfl r, int F, int k)
+{
+    __m128i lam = k ? _mm256_extracti128_si256(r.lam, 1) : _mm256_castsi256_si128(r.lam);
+    __m128i sg = k ? _mm256_extracti128_si256(r.sg, 1) : _mm256_castsi256_si128(r.sg);
+    __m128i m = _mm_sra_epi32(lam, _mm_cvtsi32_si128(F + 3));
+    __m128i fr = _mm_and_si128(lam, _mm_set1_epi32((8 << F) - 1));
+    __m256d pf = _mm256_i32gather_pd(t->pow_frac, fr, 8);
+    __m256d p2 = _mm256_castsi256_pd(
+        _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(m), _mm256_set1_epi64x(1023)), 52));
+    return _mm256_mul_pd(_mm256_mul_pd(pf, p2), _mm256_cvtepi32_pd(sg)); /* sign 0 (absent) gives 0 */
+}
+
+/* rows 8 h .. 8 h + 7 of the 8 phase vectors -> At[row][p] */
+TARGET static inline void transpose_A8(const __m256i A[16], int h, int32_t At[8][8])
+{
+    int32_t t[8][8];
+    for (int p = 0; p < 8; p++)
+        _mm256_storeu_si256((__m256i *)t[p], A[2 * p + h]);
+    for (int r = 0; r < 8; r++)
+        for (int p = 0; p < 8; p++)
+            At[r][p] = t[p][r];
+}
+
+TARGET static void rows2(const hsdr_exec *ex, int r0, int r1, void *scratch, enum kind kind, unsigned only,
+                         const outs2 *o)
+{
+    const int G = ex->K / QK, N = ex->N;
     if (r0 >= r1)
         return;
+    const act2_view a = act2_of(ex->act, ex->K);
+    const scratch2 s = scratch2_of(scratch, ex->K);
     finish f = finish_of(ex, kind);
     set_c(&f);
-    const unsigned B_DEC = HSDR_STAGE_BIT(HSDR_STAGE_DECODE), B_RED = HSDR_STAGE_BIT(HSDR_STAGE_REDUCE),
-                   B_SC = HSDR_STAGE_BIT(HSDR_STAGE_SCALE), B_MAT = HSDR_STAGE_BIT(HSDR_STAGE_MATERIALIZE);
-    const int need_U = st != HSDR_STAGE_DECODE;
-    const int need_A = st == HSDR_STAGE_SCALE || st == HSDR_STAGE_MATERIALIZE || st == HSDR_STAGE_MERGE;
-    const int need_S = kind == K_Q1516 && (st == HSDR_STAGE_MATERIALIZE || st == HSDR_STAGE_MERGE);
-    const int need_gv = kind != K_Q1516 && st == HSDR_STAGE_MERGE;
-    const int need_Q = kind == K_Q1516 && st == HSDR_STAGE_MERGE;
-    const uint8_t *row0 = W + (size_t)r0 * G * BLK;
-    if (need_U && !(s.h->ready & B_DEC)) {
-        for (int g = 0; g < G; g++)
-            decode_acc(row0 + (size_t)g * BLK, s.U + 8 * g, NULL, NULL);
-        s.h->ready |= B_DEC;
-    }
-    if (need_A && !(s.h->ready & B_RED)) {
-        for (int g = 0; g < G; g++)
-            _mm256_storeu_si256((__m256i *)(s.A + 8 * g), reduce_U(s.U + 8 * g, &a, g, row0 + (size_t)g * BLK));
-        s.h->ready |= B_RED;
-    }
-    if ((need_S || need_gv) && !(s.h->ready & B_SC)) {
+    const unsigned DEC = HSDR_STAGE_BIT(HSDR_STAGE_DECODE), RED = HSDR_STAGE_BIT(HSDR_STAGE_REDUCE),
+                   SC = HSDR_STAGE_BIT(HSDR_STAGE_SCALE), MAT = HSDR_STAGE_BIT(HSDR_STAGE_MATERIALIZE),
+                   MER = HSDR_STAGE_BIT(HSDR_STAGE_MERGE);
+    const int do_dec = !only || only == DEC, do_red = !only || only == RED, do_sc = !only || only == SC,
+              do_mat = !only || only == MAT, do_mer = !only || only == MER;
+    __m256d cph[8];
+    for (int p = 0; p < 8; p++)
+        cph[p] = _mm256_set1_pd(hsdr_lns8_cp_hi[p]);
+    for (int rb = r0 / RB; RB * rb < r1; rb++) {
+        const uint8_t *cbrow = (const uint8_t *)ex->weights + (size_t)rb * G * CB;
+        __m256d yacc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
         for (int g = 0; g < G; g++) {
-            if (kind == K_Q1516)
-                s.S[g] = q_scale(s.A + 8 * g);
-            else if (kind == K_FLNS)
-                s.gv[g] = fl_value(f.ft, fl_tree(f.ft, s.A + 8 * g, f.F, f.b), f.F,
-                                   block_d(row0 + (size_t)g * BLK) * f.scale2);
-            else
-                s.gv[g] = hsdr_group_sum(s.A + 8 * g, block_d(row0 + (size_t)g * BLK), act_e(ex->act));
-        }
-        s.h->ready |= B_SC;
-    }
-    if (need_Q && !(s.h->ready & B_MAT)) {
-        for (int g = 0; g < G; g++)
-            s.qbuf[g] = q_materialize(s.S[g], block_d(row0 + (size_t)g * BLK), f.scale2);
-        s.h->ready |= B_MAT;
-    }
-    for (int r = r0; r < r1; r++) {
-        const uint8_t *row = W + (size_t)r * G * BLK;
-        switch (st) {
-        case HSDR_STAGE_DECODE: {
-            __m256i acc = _mm256_setzero_si256();
-            for (int g = 0; g < G; g++) {
-                __m256i U[8];
-                decode_acc(row + (size_t)g * BLK, U, NULL, NULL);
-                for (int j = 0; j < 8; j++)
-                    acc = _mm256_xor_si256(acc, U[j]);
-            }
-            s.h->sink = _mm256_xor_si256(s.h->sink, acc);
-            break;
-        }
-        case HSDR_STAGE_REDUCE:
-            for (int g = 0; g < G; g++)
-                _mm256_storeu_si256((__m256i *)(s.A + 8 * g), reduce_U(s.U + 8 * g, &a, g, row0 + (size_t)g * BLK));
-            break;
-        case HSDR_STAGE_SCALE:
+            const uint8_t *cb = cbrow + (size_t)g * CB;
+            if (do_dec)
+                block_digits(cb, s.D);
+            if (do_red)
+                block_reduce(s.D, &a.prog[g], s.slots, s.A);
+            if (o && o->A)
+                for (int p = 0; p < 8; p++)
+                    for (int h = 0; h < 2; h++) {
+                        int32_t t[8];
+                        _mm256_storeu_si256((__m256i *)t, s.A[2 * p + h]);
+                        for (int r = 0; r < 8; r++)
+                            if (RB * rb + ROWMAP[8 * h + r] < N)
+                                o->A[((size_t)(RB * rb + ROWMAP[8 * h + r]) * G + g) * 8 + p] = t[r];
+                    }
             if (kind == K_DIRECT) {
-                __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
-                for (int g = 0; g < G; g++) {
-                    __m256i A = _mm256_loadu_si256((const __m256i *)(s.A + 8 * g));
-                    uint16_t hb;
-                    memcpy(&hb, row + (size_t)g * BLK + 26, 2);
-                    __m256d dv = _mm256_set1_pd((double)_cvtsh_ss(hb));
-                    acc0 = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(A)), _mm256_mul_pd(f.c_lo, dv),
-                                           acc0);
-                    acc1 = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(A, 1)),
-                                           _mm256_mul_pd(f.c_hi, dv), acc1);
+                for (int h = 0; h < 2; h++) {
+                    __m256d glo, ghi;
+                    double *gv = s.gv + (size_t)RB * g + 8 * h;
+                    if (do_sc) {
+                        glo = _mm256_setzero_pd(), ghi = _mm256_setzero_pd();
+                        for (int p = 0; p < 8; p++) {
+                            const __m256i Ap = s.A[2 * p + h];
+                            glo = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(Ap)), cph[p], glo);
+                            ghi = _mm256_fmadd_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(Ap, 1)), cph[p], ghi);
+                        }
+                        __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(cb + 26 * RB + 16 * h)));
+                        glo = _mm256_mul_pd(glo, _mm256_cvtps_pd(_mm256_castps256_ps128(d8)));
+                        ghi = _mm256_mul_pd(ghi, _mm256_cvtps_pd(_mm256_extractf128_ps(d8, 1)));
+                        if (only) {
+                            _mm256_storeu_pd(gv, glo);
+                            _mm256_storeu_pd(gv + 4, ghi);
+                        }
+                    } else {
+                        glo = _mm256_loadu_pd(gv);
+                        ghi = _mm256_loadu_pd(gv + 4);
+                    }
+                    if (do_mer) {
+                        yacc[2 * h] = _mm256_add_pd(yacc[2 * h], glo);
+                        yacc[2 * h + 1] = _mm256_add_pd(yacc[2 * h + 1], ghi);
+                    }
                 }
-                s.h->sink = _mm256_xor_si256(s.h->sink, _mm256_castpd_si256(_mm256_add_pd(acc0, acc1)));
             } else if (kind == K_FLNS) {
-                for (int g = 0; g < G; g++)
-                    s.gv[g] = fl_value(f.ft, fl_tree(f.ft, s.A + 8 * g, f.F, f.b), f.F,
-                                       block_d(row + (size_t)g * BLK) * f.scale2);
+                for (int h = 0; h < 2; h++) {
+                    double *gv = s.gv + (size_t)RB * g + 8 * h;
+                    if (do_sc) {
+                        vfl root = vtree(f.ft, s.A, h, f.F, f.b);
+                        __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(cb + 26 * RB + 16 * h)));
+                        __m256d sc = _mm256_set1_pd(f.scale2);
+                        _mm256_storeu_pd(gv, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 0),
+                                                           _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(d8)), sc)));
+                        _mm256_storeu_pd(gv + 4, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 1),
+                                                               _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(d8, 1)), sc)));
+                        if (o && o->lambda) {
+                            int32_t lv[8], sv[8];
+                            _mm256_storeu_si256((__m256i *)lv, root.lam);
+                            _mm256_storeu_si256((__m256i *)sv, root.sg);
+                            for (int r = 0; r < 8; r++) {
+                                const int row = RB * rb + ROWMAP[8 * h + r];
+                                if (row < N) {
+                                    o->lambda[(size_t)row * G + g] = lv[r];
+                                    o->sign[(size_t)row * G + g] = (int8_t)sv[r];
+                                }
+                            }
+                        }
+                    }
+                    if (do_mer) {
+                        yacc[2 * h] = _mm256_add_pd(yacc[2 * h], _mm256_loadu_pd(gv));
+                        yacc[2 * h + 1] = _mm256_add_pd(yacc[2 * h + 1], _mm256_loadu_pd(gv + 4));
+                    }
+                }
             } else {
-                for (int g = 0; g < G; g++)
-                    s.S[g] = q_scale(s.A + 8 * g);
+                uint16_t dh[RB];
+                memcpy(dh, cb + 26 * RB, sizeof dh);
+                for (int h = 0; h < 2; h++) {
+                    int32_t At[8][8];
+                    if (do_sc || do_mat)
+                        transpose_A8(s.A, h, At);
+                    for (int r = 0; r < 8; r++) {
+                        const int rr = 8 * h + r, row = ROWMAP[rr]; /* rr: position, row: row in the block */
+                        double d = (double)_cvtsh_ss(dh[rr]);
+                        size_t og = (size_t)(RB * rb + row) * G + g;
+                        if (do_sc)
+                            s.S[(size_t)RB * g + rr] = q_scale(At[r]);
+                        if (do_mat) {
+                            int64_t q = q_materialize(s.S[(size_t)RB * g + rr], d, f.scale2);
+                            s.qb[(size_t)rr * G + g] = q;
+                            if (o && o->qg && RB * rb + row < N)
+                                o->qg[og] = q;
+                        }
+                    }
+                }
             }
-            break;
-        case HSDR_STAGE_MATERIALIZE:
-            for (int g = 0; g < G; g++)
-                s.qbuf[g] = q_materialize(s.S[g], block_d(row + (size_t)g * BLK), f.scale2);
-            break;
-        case HSDR_STAGE_MERGE:
-            if (kind == K_Q1516) {
+        }
+        if (!do_mer)
+            continue;
+        double yv[RB];
+        if (kind == K_DIRECT) {
+            for (int v = 0; v < 4; v++)
+                _mm256_storeu_pd(yv + 4 * v, _mm256_mul_pd(yacc[v], _mm256_set1_pd(f.scale2)));
+        } else if (kind == K_FLNS) {
+            for (int v = 0; v < 4; v++)
+                _mm256_storeu_pd(yv + 4 * v, yacc[v]);
+        } else {
+            for (int r = 0; r < RB; r++) { /* r: position */
+                const int64_t *q = s.qb + (size_t)r * G;
                 __m256i acc = _mm256_setzero_si256();
                 int g = 0;
                 for (; g + 4 <= G; g += 4)
-                    acc = _mm256_add_epi64(acc, _mm256_loadu_si256((const __m256i *)(s.qbuf + g)));
+                    acc = _mm256_add_epi64(acc, _mm256_loadu_si256((const __m256i *)(q + g)));
                 int64_t l[4];
                 _mm256_storeu_si256((__m256i *)l, acc);
                 int64_t y = l[0] + l[1] + l[2] + l[3];
                 for (; g < G; g++)
-                    y += s.qbuf[g];
-                ex->y[r] = (float)ldexp((double)y, -16);
-            } else {
-                double y = 0.0;
-                for (int g = 0; g < G; g++)
-                    y += s.gv[g];
-                ex->y[r] = (float)y;
+                    y += q[g];
+                if (o && o->qrow && RB * rb + ROWMAP[r] < N)
+                    o->qrow[RB * rb + ROWMAP[r]] = y;
+                yv[r] = ldexp((double)y, -16);
             }
-            break;
-        default:
-            return;
+        }
+        for (int r = 0; r < RB; r++) { /* yv is in position order */
+            int row = RB * rb + ROWMAP[r];
+            if (row >= r0 && row < r1 && row < N)
+                ex->y[row] = (float)yv[r];
         }
     }
 }
 
+void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    rows2(e, r0, r1, scratch, K_DIRECT, 0, NULL);
+}
+void hsdr_cpu_flns_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    rows2(e, r0, r1, scratch, K_FLNS, 0, NULL);
+}
+void hsdr_cpu_q1516_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    rows2(e, r0, r1, scratch, K_Q1516, 0, NULL);
+}
+
+static void stage2(const hsdr_exec *e, hsdr_stage st, int r0, int r1, void *scratch, enum kind kind)
+{
+    if (st == HSDR_STAGE_ENCODE || st == HSDR_STAGE_ROUTE) {
+        if (r0 == 0)
+            (st == HSDR_STAGE_ENCODE ? encode2_stage : route2_stage)(e);
+        return;
+    }
+    if (st == HSDR_STAGE_CONVERT)
+        return;
+    rows2(e, r0, r1, scratch, kind, HSDR_STAGE_BIT(st), NULL);
+}
+
 void hsdr_cpu_direct_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage_alone(e, s, r0, r1, scratch, K_DIRECT);
+    stage2(e, s, r0, r1, scratch, K_DIRECT);
 }
 void hsdr_cpu_flns_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage_alone(e, s, r0, r1, scratch, K_FLNS);
+    stage2(e, s, r0, r1, scratch, K_FLNS);
 }
 void hsdr_cpu_q1516_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage_alone(e, s, r0, r1, scratch, K_Q1516);
+    stage2(e, s, r0, r1, scratch, K_Q1516);
 }
 
-/* ---- checking interface: codes come pre-encoded (io->codes, io->prescale_e); route, then the fused rows ---- */
-static int matvec_kind(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
+static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
 {
     if (!io->codes) {
         snprintf(err, errlen, "needs LNS8 codes");
@@ -835,26 +821,29 @@ static int matvec_kind(hsdr_matvec_io *io, enum kind kind, char *err, size_t err
         snprintf(err, errlen, "fLNS parameters F=%d b=%d outside F 0..8, b 4..16", io->flns_F, io->flns_b);
         return -1;
     }
-    const int G = io->K / QK;
+    void *w = NULL;
+    size_t wb;
+    if (hsdr_cpu_direct_prepare(io->weights, io->K, io->N, &w, &wb, err, errlen) != 0)
+        return -1;
+    size_t sb = hsdr_cpu_direct_scratch_bytes(io->K, 1);
     void *act = aligned_alloc(64, align64(hsdr_cpu_direct_act_bytes(io->K)));
-    void *scr = aligned_alloc(64, align64(hsdr_cpu_direct_scratch_bytes(io->K, 1)));
+    void *scr = aligned_alloc(64, align64(sb));
     float *y = malloc(sizeof(float) * (size_t)(io->N > 0 ? io->N : 1));
     if (!act || !scr || !y) {
-        free(act), free(scr), free(y);
+        free(w), free(act), free(scr), free(y);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    memset(scr, 0, hsdr_cpu_direct_scratch_bytes(io->K, 1));
-    act_view a = act_of(act, io->K);
+    memset(scr, 0, align64(sb));
+    act2_view a = act2_of(act, io->K);
     memcpy(a.codes, io->codes, (size_t)io->K);
     ((act_head *)act)->e = io->prescale_e;
-    route_codes(a.codes, io->K, a);
-    hsdr_exec ex = {.K = io->K, .N = io->N, .R = 1, .flns_F = io->flns_F, .flns_b = io->flns_b,
-                    .weights = io->weights, .act = act, .y = io->y_f32 ? io->y_f32 : y};
-    scratch_view s = scratch_of(scr, io->K);
-    rows_fused(&ex, 0, io->N, kind, io->A, io->flns_lambda, io->flns_sign, io->q_group, io->q_row, s.qbuf);
-    (void)G;
-    free(act), free(scr), free(y);
+    route_pairs(a.codes, io->K, a);
+    hsdr_exec ex = {.K = io->K, .N = io->N, .R = 1, .flns_F = io->flns_F, .flns_b = io->flns_b, .weights = w,
+                    .act = act, .y = io->y_f32 ? io->y_f32 : y};
+    outs2 o = {io->A, io->flns_lambda, io->flns_sign, io->q_group, io->q_row};
+    rows2(&ex, 0, io->N, scr, kind, 0, &o);
+    free(w), free(act), free(scr), free(y);
     return 0;
 }
 
@@ -864,9 +853,27 @@ const char *hsdr_cpu_direct_unavailable(void)
 {
     return "x86-64 only (AVX2, FMA, F16C)";
 }
-void hsdr_cpu_direct_prologue(const hsdr_exec *e)
+int hsdr_cpu_direct_prepare(const uint8_t *w, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen)
+{
+    (void)w, (void)K, (void)N, (void)prepared, (void)bytes;
+    snprintf(err, errlen, "x86-64 only");
+    return -1;
+}
+void hsdr_cpu_direct_release(void *prepared)
+{
+    free(prepared);
+}
+size_t hsdr_cpu_direct_act_bytes(int K)
+{
+    return (size_t)K;
+}
+static void prologue_none(const hsdr_exec *e)
 {
     (void)e;
+}
+void hsdr_cpu_direct_prologue(const hsdr_exec *e)
+{
+    prologue_none(e);
 }
 size_t hsdr_cpu_direct_scratch_bytes(int K, int R)
 {
@@ -904,7 +911,7 @@ void hsdr_cpu_q1516_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
     (void)s;
     rows_none(e, r0, r1, scratch);
 }
-static int matvec_kind(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
+static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
 {
     (void)io, (void)kind;
     snprintf(err, errlen, "x86-64 only");
@@ -915,15 +922,15 @@ static int matvec_kind(hsdr_matvec_io *io, enum kind kind, char *err, size_t err
 int hsdr_cpu_direct_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec_kind(io, K_DIRECT, err, errlen);
+    return matvec2(io, K_DIRECT, err, errlen);
 }
 int hsdr_cpu_flns_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec_kind(io, K_FLNS, err, errlen);
+    return matvec2(io, K_FLNS, err, errlen);
 }
 int hsdr_cpu_q1516_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec_kind(io, K_Q1516, err, errlen);
+    return matvec2(io, K_Q1516, err, errlen);
 }

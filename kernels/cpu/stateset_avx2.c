@@ -162,8 +162,8 @@ typedef struct {
     nentry *E;       /* pool: up to 128 G entries (odd counts padded) */
     uint64_t *q;     /* octave q = k >> 3 of each entry (a shift count) */
     uint8_t *k;      /* code of each entry (checking interface) */
-    __m256i *P;      /* 128 running sums of one group (pshufb reduce) */
-    int32_t *A;      /* G x 8 */
+    __m256i *P;      /* running sums of one group: 2 rows x 129, interleaved */
+    int32_t *A;      /* 2 rows x G x 8 */
     double *g;       /* G */
 } ss_scratch;
 
@@ -377,23 +377,25 @@ TARGET static inline __attribute__((always_inline)) void reduce_groups(const til
     P[0] = zero;
     if (NR > 1)
         P[1] = zero;
-    for (uint32_t j = 0; j < n; j++) {
-        const __m256i slo = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)E[j].lo));
-        const __m256i shi = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)E[j].hi));
-        const __m128i q = _mm_loadl_epi64((const __m128i *)&Q[j]);
-        const __m256i sad0 = count_entry(slo, shi, ww0);
-        run0 = _mm256_add_epi64(run0, _mm256_sll_epi64(sad0, q));
-        P[NR * (j + 1)] = run0;
-        if (NR > 1) {
-            run1 = _mm256_add_epi64(run1, _mm256_sll_epi64(count_entry(slo, shi, ww1), q));
-            P[NR * (j + 1) + 1] = run1;
+    __m256i *out = P + NR;
+    for (uint32_t j = 0; j < n; j += 2, out += 2 * NR) /* n is even: two entries per iteration */
+        for (int u = 0; u < 2; u++) {
+            const __m256i slo = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)E[j + u].lo));
+            const __m256i shi = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)E[j + u].hi));
+            const __m128i q = _mm_loadl_epi64((const __m128i *)&Q[j + u]);
+            const __m256i sad0 = count_entry(slo, shi, ww0);
+            run0 = _mm256_add_epi64(run0, _mm256_sll_epi64(sad0, q));
+            out[NR * u] = run0;
+            if (NR > 1) {
+                run1 = _mm256_add_epi64(run1, _mm256_sll_epi64(count_entry(slo, shi, ww1), q));
+                out[NR * u + 1] = run1;
+            }
+            if (C && j + u < h->n) {
+                int64_t t[4];
+                _mm256_storeu_si256((__m256i *)t, sad0);
+                C[kk[j + u]] = (int16_t)(t[0] + t[1] + t[2] + t[3] - 128);
+            }
         }
-        if (C && j < h->n) {
-            int64_t t[4];
-            _mm256_storeu_si256((__m256i *)t, sad0);
-            C[kk[j]] = (int16_t)(t[0] + t[1] + t[2] + t[3] - 128);
-        }
-    }
     fold_phases(h, P, NR, A0);
     if (NR > 1)
         fold_phases(h, P + 1, NR, A1);

@@ -37,7 +37,7 @@ typedef struct {
 
 typedef struct {
     tile_head *head; /* 2G */
-    uint64_t *E;     /* pool: up to 64 entries per tile, S_k */
+    uint64_t *E;     /* pool: up to 64 entries per tile (odd counts padded), S_k */
     uint8_t *q;      /* octave of each entry (shift count) */
     uint8_t *k;      /* code of each entry (checking interface) */
     uint32_t *P;     /* running sums of one tile, 2 rows interleaved: 2 x 65 */
@@ -93,6 +93,11 @@ TARGET static uint32_t build_tile(const uint8_t *c, tile_head *h, uint64_t *E, u
         h->end[p] = (uint8_t)n;
     }
     h->n = n;
+    if (n & 1) { /* pad to an even count with an empty state: after the last phase end, it changes no A */
+        E[n] = 0;
+        Q[n] = 0;
+        kk[n++] = 0;
+    }
     return n;
 }
 
@@ -119,26 +124,27 @@ TARGET static inline __attribute__((always_inline)) void reduce_tile(const tile_
     const uint64_t pn0 = h->neg ^ W0[2 + t], xp0 = ~(W0[t] & ~pn0), xn0 = ~(W0[t] & pn0);
     const uint64_t pn1 = NR > 1 ? h->neg ^ W1[2 + t] : 0, xp1 = NR > 1 ? ~(W1[t] & ~pn1) : 0,
                    xn1 = NR > 1 ? ~(W1[t] & pn1) : 0;
-    const uint32_t n = h->n;
+    const uint32_t n = (h->n + 1) & ~1u;
     uint32_t run0 = 0, run1 = 0;
     P[0] = 0;
     if (NR > 1)
         P[1] = 0;
     uint32_t *out = P + NR;
-    for (uint32_t j = 0; j < n; j++, out += NR) {
-        const uint64_t sk = E[j];
-        const unsigned q = Q[j];
-        const int c0 = (int)_mm_popcnt_u64(_andn_u64(xp0, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn0, sk));
-        run0 += (uint32_t)c0 << q;
-        if (NR > 1) {
-            const int c1 = (int)_mm_popcnt_u64(_andn_u64(xp1, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn1, sk));
-            run1 += (uint32_t)c1 << q;
-            out[1] = run1;
+    for (uint32_t j = 0; j < n; j += 2, out += 2 * NR) /* n is even: two entries per iteration */
+        for (int u = 0; u < 2; u++) {
+            const uint64_t sk = E[j + u];
+            const unsigned q = Q[j + u];
+            const int c0 = (int)_mm_popcnt_u64(_andn_u64(xp0, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn0, sk));
+            run0 += (uint32_t)c0 << q;
+            if (NR > 1) {
+                const int c1 = (int)_mm_popcnt_u64(_andn_u64(xp1, sk)) - (int)_mm_popcnt_u64(_andn_u64(xn1, sk));
+                run1 += (uint32_t)c1 << q;
+                out[NR * u + 1] = run1;
+            }
+            out[NR * u] = run0;
+            if (C && j + u < h->n)
+                C[kk[j + u]] = (int16_t)(C[kk[j + u]] + c0);
         }
-        out[0] = run0;
-        if (C)
-            C[kk[j]] = (int16_t)(C[kk[j]] + c0);
-    }
     uint32_t prev0 = 0, prev1 = 0;
     for (int p = 0; p < 8; p++) {
         const uint32_t cur0 = P[NR * h->end[p]];
