@@ -301,8 +301,6 @@ TARGET static void store_rows(const hsdr_exec *e, int r, int r_end, __m256 sumf)
         e->y[r + l] = out[l];
 }
 
-#define PF_BYTES 512 /* software prefetch distance per row stream (about 18 blocks) */
-
 /* Rows r .. r + 7 (only real rows are stored). */
 TARGET static void eight_rows(const hsdr_exec *e, const act_t *a, int r, int r_end)
 {
@@ -310,15 +308,21 @@ TARGET static void eight_rows(const hsdr_exec *e, const act_t *a, int r, int r_e
     const uint8_t *p[8];
     group_rows(e, r, r_end, p);
     const digit_consts dc = digit_consts_make();
+    /* The next group's rows are one contiguous range: prefetch it, spread over this group's blocks. Without it the
+     * eight row streams, each advancing 28 bytes per ~400-instruction iteration, leave the out-of-order window with
+     * almost no memory-level parallelism: 12-18 Gweights/s from DRAM against 26-30 in cache (docs/perf-notes.md). */
+    const size_t stride = (size_t)G * HSDR_PTQ1_0_BYTES;
+    const char *next = (const char *)e->weights + (size_t)(r + 8) * stride;
+    const size_t next_bytes = r + 8 < r_end ? (size_t)(r_end - r - 8 < 8 ? r_end - r - 8 : 8) * stride : 0;
+    const size_t per_block = (next_bytes / (size_t)G + 63) & ~(size_t)63;
+    size_t pf = 0;
     __m256 sumf = _mm256_setzero_ps();
     for (int g = 0; g < G; g++) {
+        for (size_t end = pf + per_block; pf < end && pf < next_bytes; pf += 64)
+            _mm_prefetch(next + pf, _MM_HINT_T0);
         const group8 grp = load_group(p);
-        for (int l = 0; l < 8; l++) {
-#ifdef HSDR_AVX2_PF
-            _mm_prefetch((const char *)p[l] + PF_BYTES, _MM_HINT_T0);
-#endif
+        for (int l = 0; l < 8; l++)
             p[l] += HSDR_PTQ1_0_BYTES;
-        }
         __m256i F[4];
         block_sums(&grp, a->q + (size_t)g * HSDR_QK, a->qsum + 4 * g, F, &dc);
         sumf = _mm256_fmadd_ps(row_scales(grp.tail), scale_rows(F, a->d + 4 * g), sumf); /* step 4 */
