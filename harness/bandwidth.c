@@ -402,6 +402,13 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
     return 0;
 }
 
+void hsdr_read_bandwidth_cache_clear(void)
+{
+    pthread_mutex_lock(&log_lock);
+    ncached = 0;
+    pthread_mutex_unlock(&log_lock);
+}
+
 int hsdr_read_bandwidth_cached(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                                size_t errlen)
 {

@@ -35,9 +35,13 @@ typedef struct {
 int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                         size_t errlen);
 
-/* Cached: (bytes rounded up to a power of two, threads, mode) is measured once per process, at the rounded size. */
+/* Cached: (bytes rounded up to a power of two, threads, mode) is measured once, at the rounded size, until the
+ * cache is cleared. */
 int hsdr_read_bandwidth_cached(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                                size_t errlen);
+/* Forget the cached measurements: `hsdr run` clears them at every new input configuration, so each case's ceiling
+ * is measured minutes, not the whole run, away from it (a shared machine's bandwidth drifts). */
+void hsdr_read_bandwidth_cache_clear(void);
 
 /* Every measurement made so far in this process, in order: a new JSON array of
  * {"threads", "bytes", "mode", "bytes_per_s"} (the context's "ceilings"). Caller deletes. */

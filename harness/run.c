@@ -603,6 +603,7 @@ int hsdr_cmd_run(int argc, char **argv)
                 hsdr_inputs_free(&in);
             have_inputs = 0;
             input_err[0] = '\0';
+            hsdr_read_bandwidth_cache_clear(); /* ceilings measured next to the cases that use them */
             if (hsdr_inputs_bytes(c->K, c->N) > hsdr_timing_memory_cap())
                 snprintf(input_err, sizeof input_err, "refused: inputs need %zu bytes, above the %zu-byte cap",
                          hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
