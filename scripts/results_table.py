@@ -4,9 +4,9 @@
 usage: scripts/results_table.py RESULTS [--backend cpu] [--mode cold] [--shapes-only] [--variants a,b]
                                 [--dist gaussian]
 
-One row per case: variant, K x N (and model tensor), R, threads, median time, GB/s of weights, % of the DRAM read
-ceiling measured in the same run, ratio to the production kernel of the backend (time / production time: < 1 is
-faster), dominant stage, and the hot/cold label. Rows whose case failed validation or errored are listed with their
+One row per case: variant, K x N (and model tensor), R, threads, median time, Gweights/s, GB/s of PTQ1_0 weights,
+% of the read ceiling measured in the same run, ratio to the production kernel of the backend (time / production
+time: < 1 is faster), dominant stage, and the hot/cold label. Rows whose case failed validation or errored are listed with their
 status and no numbers. Standard library only (runs with any python3)."""
 import argparse
 import csv
@@ -86,17 +86,19 @@ def main():
                 int(r["R"]), int(r["threads"]), r.get("mode", ""))
 
     sel.sort(key=key)
-    print("| variant | K x N | dist | R | threads | mode | median ms | GB/s | % of ceiling | x production | dominant stage |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| variant | K x N | dist | R | threads | mode | median ms | Gweights/s | GB/s | % of ceiling | x production "
+          "| dominant stage |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sel:
         shape = f"{r['K']} x {r['N']}" + (f" ({r['shape'].split('/')[-1]})" if r.get("shape") else "")
         head = f"| {r['variant']} | {shape} | {r.get('distribution', '')} | {r['R']} | {r['threads']} | {r['mode']} |"
         if r.get("status") != "ok":
-            print(f"{head} {r.get('status')} | | | | |")
+            print(f"{head} {r.get('status')} | | | | | |")
             continue
         t, gb, pct, ratio = (num(r, k) for k in ("time_ns.median", "gb_per_s", "pct_of_ceiling", "ratio_to_production"))
         ratio_s = f"{ratio:.2f}" if ratio is not None else "-"
-        print(f"{head} {t / 1e6:.3f} | {gb:.2f} | {pct:.1f} | {ratio_s} | {r.get('dominant_stage') or '-'} |")
+        gw = int(r["K"]) * int(r["N"]) / t
+        print(f"{head} {t / 1e6:.3f} | {gw:.1f} | {gb:.2f} | {pct:.1f} | {ratio_s} | {r.get('dominant_stage') or '-'} |")
 
 
 if __name__ == "__main__":
