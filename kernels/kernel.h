@@ -117,6 +117,10 @@ struct hsdr_variant {
 extern const hsdr_variant hsdr_registry[];
 extern const size_t hsdr_registry_count;
 
+/* A checking interface for variants whose only output is fp32 y: the variant's own timed path (prepare, prologue,
+ * rows over all rows), so the code checked against the vectors is the code that is timed (kernels/via_rows.c). */
+int hsdr_matvec_via_rows(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
 /* The variant of that name, or NULL. */
 const hsdr_variant *hsdr_variant_find(const char *name);
 /* NULL when v can run here, else why not. */

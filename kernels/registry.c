@@ -101,7 +101,7 @@ const hsdr_variant hsdr_registry[] = {
                 "maddubs(1,q), four int32 sub-block sums, fused fp32 sequence",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
      .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_production_unavailable,
-     .matvec = hsdr_cpu_production_matvec,
+     .matvec = hsdr_matvec_via_rows,
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 15, D(REDUCE) = 7, D(SCALE) = 4},
      .act_bytes = hsdr_cpu_production_act_bytes, .scratch_bytes = hsdr_cpu_production_scratch_bytes,
      .prologue = hsdr_cpu_production_prologue, .rows = hsdr_cpu_production_rows,
@@ -110,7 +110,7 @@ const hsdr_variant hsdr_registry[] = {
      .summary = "our AVX2 PTQ1_0 x Q8_0 on the stored format: 8 rows transposed into dword lanes, compare-form digits "
                 "on 32 bytes, maddubs against broadcast activations, no horizontal sums, fused fp32 across rows",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
-     .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_cpu_avx2_matvec,
+     .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 14, D(REDUCE) = 11, D(SCALE) = 5},
      .act_bytes = hsdr_cpu_avx2_act_bytes, .scratch_bytes = hsdr_cpu_avx2_scratch_bytes,
      .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_avx2_rows, .stage = hsdr_cpu_avx2_stage},

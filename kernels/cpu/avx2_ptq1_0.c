@@ -176,40 +176,51 @@ static const int16_t W_OF[32] = {
     /* sb2: qs[0..15] digit 4, qs[16..23] digits 0, 1 */ 64, 68, 72, 76, 80, 84, 88, 92,
     /* sb3: qs[16..23] digits 2, 3, 4, qh */ 96, 100, 104, 108, 112, 116, 120, 124};
 
-TARGET static inline void decode_group(const group8 *G, __m256i D[32], const digit_consts *c)
+/* Every digit vector i of one block of eight rows, in sub-block order: stored to D[i] (the decode stage alone), or
+ * (D == NULL) multiplied at once into acc[i / 8] with maddubs, so the 32 vectors are never spilled. Inlined with a
+ * constant D, the branch disappears. */
+TARGET static inline void walk_group(const group8 *G, const digit_consts *c, __m256i *D, __m256i acc[4],
+                                     const int8_t *q)
 {
-    const __m256i flip = c->flip;
-    for (int j = 0; j < 4; j++) { /* digit n of qs[4j + i] is weight 16 n + 4 j + i */
-        __m256i s = _mm256_xor_si256(G->qs[j], flip);
-        D[j] = digit(s, c);
-        s = times3(s);
-        D[4 + j] = digit(s, c);
-        s = times3(s);
-        D[8 + j] = digit(s, c);
-        s = times3(s);
-        D[12 + j] = digit(s, c);
-        s = times3(s);
-        D[16 + j] = digit(s, c);
+#define EMIT(i, t)                                                                                                   \
+    do {                                                                                                             \
+        if (D)                                                                                                       \
+            D[i] = (t);                                                                                              \
+        else                                                                                                         \
+            acc[(i) / 8] = dot4(acc[(i) / 8], (t), q, W_OF[i]);                                                      \
+    } while (0)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; j++) { /* digit n of qs[4j + i] is weight 16 n + 4 j + i: sub-blocks 0, 0, 1, 1, 2 */
+        __m256i s = _mm256_xor_si256(G->qs[j], c->flip);
+#pragma GCC unroll 5
+        for (int n = 0; n < 5; n++) {
+            EMIT(4 * n + j, digit(s, c));
+            s = times3(s);
+        }
     }
-    for (int h = 0; h < 2; h++) { /* digit n of qs[16 + 4h + i] is weight 80 + 8 n + 4 h + i */
-        __m256i s = _mm256_xor_si256(G->hi[h], flip);
-        D[20 + h] = digit(s, c);
-        s = times3(s);
-        D[22 + h] = digit(s, c);
-        s = times3(s);
-        D[24 + h] = digit(s, c);
-        s = times3(s);
-        D[26 + h] = digit(s, c);
-        s = times3(s);
-        D[28 + h] = digit(s, c);
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; h++) { /* digit n of qs[16 + 4h + i] is weight 80 + 8 n + 4 h + i: 2, 2, 3, 3, 3 */
+        __m256i s = _mm256_xor_si256(G->hi[h], c->flip);
+#pragma GCC unroll 5
+        for (int n = 0; n < 5; n++) {
+            EMIT(20 + 2 * n + h, digit(s, c));
+            s = times3(s);
+        }
     }
     /* qh: bytes [qh0, qh1, 3 qh0, 3 qh1] per row give digits (n, n, n + 1, n + 1): weights 120 + 2n .. 123 + 2n */
-    __m256i u = _mm256_shuffle_epi8(G->tail, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1,
-                                                              0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13));
-    __m256i s = _mm256_xor_si256(_mm256_blend_epi16(u, times3(u), 0xAA), flip);
-    D[30] = digit(s, c);
+    const __m256i u = _mm256_shuffle_epi8(G->tail, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
+                                                                    0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12,
+                                                                    13));
+    __m256i s = _mm256_xor_si256(_mm256_blend_epi16(u, times3(u), 0xAA), c->flip);
+    EMIT(30, digit(s, c));
     s = times3(times3(s));
-    D[31] = digit(s, c);
+    EMIT(31, digit(s, c));
+#undef EMIT
+}
+
+TARGET static inline void decode_group(const group8 *G, __m256i D[32], const digit_consts *c)
+{
+    walk_group(G, c, D, NULL, NULL);
 }
 
 /* Sub-block sums of eight rows: F[k] lane l = sum t q of sub-block k of row l, minus the sum of q. */
@@ -224,44 +235,13 @@ TARGET static inline void reduce_group(const __m256i D[32], const int8_t *q, con
     }
 }
 
-/* decode_group + reduce_group fused: each digit vector goes into its maddubs as soon as it exists (no spills of the
- * 32 digit vectors); the same helpers, so the same exact integers. */
+/* decode + reduce fused (the rows path): the same walk and the same reduction, so the same exact integers. */
 TARGET static inline void block_sums(const group8 *G, const int8_t *q, const int32_t *qsum, __m256i F[4],
                                      const digit_consts *c)
 {
     __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                       _mm256_setzero_si256()};
-    for (int j = 0; j < 4; j++) { /* sub-blocks 0, 0, 1, 1, 2 for digits 0..4 */
-        __m256i s = _mm256_xor_si256(G->qs[j], c->flip);
-        acc[0] = dot4(acc[0], digit(s, c), q, W_OF[j]);
-        s = times3(s);
-        acc[0] = dot4(acc[0], digit(s, c), q, W_OF[4 + j]);
-        s = times3(s);
-        acc[1] = dot4(acc[1], digit(s, c), q, W_OF[8 + j]);
-        s = times3(s);
-        acc[1] = dot4(acc[1], digit(s, c), q, W_OF[12 + j]);
-        s = times3(s);
-        acc[2] = dot4(acc[2], digit(s, c), q, W_OF[16 + j]);
-    }
-    for (int h = 0; h < 2; h++) { /* sub-blocks 2, 2, 3, 3, 3 */
-        __m256i s = _mm256_xor_si256(G->hi[h], c->flip);
-        acc[2] = dot4(acc[2], digit(s, c), q, W_OF[20 + h]);
-        s = times3(s);
-        acc[2] = dot4(acc[2], digit(s, c), q, W_OF[22 + h]);
-        s = times3(s);
-        acc[3] = dot4(acc[3], digit(s, c), q, W_OF[24 + h]);
-        s = times3(s);
-        acc[3] = dot4(acc[3], digit(s, c), q, W_OF[26 + h]);
-        s = times3(s);
-        acc[3] = dot4(acc[3], digit(s, c), q, W_OF[28 + h]);
-    }
-    const __m256i u = _mm256_shuffle_epi8(G->tail, _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
-                                                                    0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12,
-                                                                    13));
-    __m256i s = _mm256_xor_si256(_mm256_blend_epi16(u, times3(u), 0xAA), c->flip);
-    acc[3] = dot4(acc[3], digit(s, c), q, W_OF[30]);
-    s = times3(times3(s));
-    acc[3] = dot4(acc[3], digit(s, c), q, W_OF[31]);
+    walk_group(G, c, NULL, acc, q);
     const __m256i ones = _mm256_set1_epi16(1);
     for (int k = 0; k < 4; k++)
         F[k] = _mm256_sub_epi32(_mm256_madd_epi16(acc[k], ones), _mm256_set1_epi32(qsum[k]));
@@ -462,25 +442,3 @@ void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void 
 }
 #endif
 
-int hsdr_cpu_avx2_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v;
-    if (hsdr_cpu_avx2_unavailable()) {
-        snprintf(err, errlen, "%s", hsdr_cpu_avx2_unavailable());
-        return -1;
-    }
-    if (!io->x) {
-        snprintf(err, errlen, "needs fp32 activations");
-        return -1;
-    }
-    void *act = aligned_alloc(64, align64(hsdr_cpu_avx2_act_bytes(io->K)));
-    if (!act) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    hsdr_exec e = {.K = io->K, .N = io->N, .R = 1, .weights = io->weights, .x = io->x, .act = act, .y = io->y_f32};
-    encode_stage(&e);
-    hsdr_cpu_avx2_rows(&e, 0, io->N, NULL);
-    free(act);
-    return 0;
-}

@@ -9,6 +9,5 @@ size_t hsdr_cpu_avx2_scratch_bytes(int K, int R);
 void hsdr_cpu_avx2_prologue(const hsdr_exec *e);
 void hsdr_cpu_avx2_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
-int hsdr_cpu_avx2_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
 #endif

@@ -19,7 +19,6 @@ size_t hsdr_cpu_planar2_scratch_bytes(int K, int R);
 void hsdr_cpu_planar2_prologue(const hsdr_exec *e);
 void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
-int hsdr_cpu_planar2_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
 const char *hsdr_cpu_pq2_0_unavailable(void);
 int hsdr_cpu_pq2_0_prepare(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err,
@@ -30,7 +29,6 @@ size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R);
 void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e);
 void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
-int hsdr_cpu_pq2_0_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
 #define HSDR_CPU_PLANAR2_VARIANTS                                                                                    \
     {.name = "cpu.planar2", .backend = "cpu", .family = "baseline",                                                 \
@@ -38,7 +36,7 @@ int hsdr_cpu_pq2_0_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, 
                 "shift+and digits, maddubs(t, q) vectorized across 8 rows, exact sum q subtracted, fused fp32",     \
      .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
      .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_planar2_unavailable, .matvec = hsdr_cpu_planar2_matvec,              \
+     .needs_x = true, .unavailable = hsdr_cpu_planar2_unavailable, .matvec = hsdr_matvec_via_rows,              \
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 9, D(SCALE) = 6},              \
      .prepare = hsdr_cpu_planar2_prepare, .release = hsdr_cpu_planar2_release,                                     \
      .act_bytes = hsdr_cpu_planar2_act_bytes, .scratch_bytes = hsdr_cpu_planar2_scratch_bytes,                     \
@@ -48,7 +46,7 @@ int hsdr_cpu_pq2_0_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, 
                 "to the byte order, maddubs, exact sum q subtracted, 8 rows transposed into the fused fp32 lanes",  \
      .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
      .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_pq2_0_unavailable, .matvec = hsdr_cpu_pq2_0_matvec,                  \
+     .needs_x = true, .unavailable = hsdr_cpu_pq2_0_unavailable, .matvec = hsdr_matvec_via_rows,                  \
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 6},               \
      .prepare = hsdr_cpu_pq2_0_prepare, .release = hsdr_cpu_pq2_0_release,                                         \
      .act_bytes = hsdr_cpu_pq2_0_act_bytes, .scratch_bytes = hsdr_cpu_pq2_0_scratch_bytes,                         \

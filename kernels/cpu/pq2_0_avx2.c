@@ -394,31 +394,6 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
     stage_alone(e, s, r0, r1, scratch);
 }
 
-int hsdr_cpu_pq2_0_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v;
-    if (!io->x) {
-        snprintf(err, errlen, "needs fp32 activations");
-        return -1;
-    }
-    void *w = NULL;
-    size_t wb = 0;
-    if (hsdr_cpu_pq2_0_prepare(io->weights, io->K, io->N, &w, &wb, err, errlen) != 0)
-        return -1;
-    void *act = aligned_alloc(64, align64(hsdr_cpu_pq2_0_act_bytes(io->K)));
-    if (!act) {
-        free(w);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    hsdr_exec e = {.K = io->K, .N = io->N, .R = 1, .weights = w, .x = io->x, .act = act, .y = io->y_f32};
-    encode_stage(&e);
-    hsdr_cpu_pq2_0_rows(&e, 0, io->N, NULL);
-    free(act);
-    free(w);
-    return 0;
-}
-
 #else /* not x86-64 */
 
 const char *hsdr_cpu_pq2_0_unavailable(void)
@@ -441,11 +416,5 @@ void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
     (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_pq2_0_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
 }
 #endif

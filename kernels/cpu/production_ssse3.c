@@ -348,25 +348,6 @@ void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1,
     stage_alone(e, s, r0, r1, scratch);
 }
 
-int hsdr_cpu_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v;
-    if (!io->x) {
-        snprintf(err, errlen, "needs fp32 activations");
-        return -1;
-    }
-    void *act = aligned_alloc(64, (hsdr_cpu_production_act_bytes(io->K) + 63) & ~(size_t)63);
-    if (!act) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    hsdr_exec e = {.K = io->K, .N = io->N, .R = 1, .weights = io->weights, .x = io->x, .act = act, .y = io->y_f32};
-    encode_stage(&e);
-    hsdr_cpu_production_rows(&e, 0, io->N, NULL);
-    free(act);
-    return 0;
-}
-
 #else /* not x86-64 */
 
 void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d)
@@ -400,11 +381,5 @@ void hsdr_cpu_production_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
     (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
 }
 #endif

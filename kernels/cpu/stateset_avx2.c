@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stages.h"
 #include "../../reference/fp16.h"
 #include "../../reference/hsdr.h"
 #include "../../reference/lns8.h"
@@ -430,19 +431,6 @@ TARGET static void ss_reduce_row(const hsdr_exec *e, int r, const ss_scratch *s)
     }
 }
 
-#define BIT(S) HSDR_STAGE_BIT(HSDR_STAGE_##S)
-/* `only` = 0: the fused sequence with ablation (skip / twice); else only the stage whose bit it is. */
-#define DO(e, only, S, call)                                                                                         \
-    do {                                                                                                             \
-        if ((only) == 0) {                                                                                           \
-            if (!((e)->skip & BIT(S)))                                                                               \
-                call;                                                                                                \
-            if ((e)->twice & BIT(S))                                                                                 \
-                call;                                                                                                \
-        } else if ((only) == BIT(S)) {                                                                               \
-            call;                                                                                                    \
-        }                                                                                                            \
-    } while (0)
 
 static void ss_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
 {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stages.h"
 #include "../../reference/hsdr.h"
 #include "../../reference/ptq1_0.h"
 
@@ -193,19 +194,6 @@ TARGET static void t64_reduce_row2(const hsdr_exec *e, int r, const t64_scratch 
         reduce_groups(s, g, W + 4 * g, W + 4 * ((size_t)G + g), 2, s->A + 8 * g, s->A + 8 * ((size_t)G + g), NULL);
 }
 
-#define BIT(S) HSDR_STAGE_BIT(HSDR_STAGE_##S)
-/* `only` = 0: the fused sequence with ablation (skip / twice); else only the stage whose bit it is. */
-#define DO(e, only, S, call)                                                                                         \
-    do {                                                                                                             \
-        if ((only) == 0) {                                                                                           \
-            if (!((e)->skip & BIT(S)))                                                                               \
-                call;                                                                                                \
-            if ((e)->twice & BIT(S))                                                                                 \
-                call;                                                                                                \
-        } else if ((only) == BIT(S)) {                                                                               \
-            call;                                                                                                    \
-        }                                                                                                            \
-    } while (0)
 
 static void t64_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
 {
