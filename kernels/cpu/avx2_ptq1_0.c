@@ -290,7 +290,8 @@ TARGET static void eight_rows(const hsdr_exec *e, const act_t *a, int r, int r_e
     const digit_consts dc = digit_consts_make();
     /* The next group's rows are one contiguous range: prefetch it, spread over this group's blocks. Without it the
      * eight row streams, each advancing 28 bytes per ~400-instruction iteration, leave the out-of-order window with
-     * almost no memory-level parallelism: 12-18 Gweights/s from DRAM against 26-30 in cache (docs/perf-notes.md). */
+     * almost no memory-level parallelism: 12-18 Gweights/s from DRAM against 26-30 in cache (docs/perf-notes.md).
+     * Prefetching into L2 or L3 instead, or each row stream's own lines ahead, measured no better. */
     const size_t stride = (size_t)G * HSDR_PTQ1_0_BYTES;
     const char *next = (const char *)e->weights + (size_t)(r + 8) * stride;
     const size_t next_bytes = r + 8 < r_end ? (size_t)(r_end - r - 8 < 8 ? r_end - r - 8 : 8) * stride : 0;
