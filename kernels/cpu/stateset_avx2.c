@@ -432,60 +432,39 @@ TARGET static void ss_reduce_row(const hsdr_exec *e, int r, const ss_scratch *s)
 }
 
 
-static void ss_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
+void hsdr_cpu_ss_rows(const hsdr_exec *e, int r0, int r1, unsigned only, const hsdr_cpu_ss_loop *L)
 {
-    ss_scratch s = ss_layout(scratch, e->K);
     const int R = e->R > 0 ? e->R : 1;
+    const size_t G = (size_t)(e->K / HSDR_QK);
     for (int b = r0; b < r1; b += R) {
-        DO(e, only, ROUTE, ss_route(e, &s)); /* one built tile set serves R rows */
+        DO(e, only, ROUTE, L->route(e, L->s)); /* one built tile set serves R rows */
         const int bend = r1 - b > R ? b + R : r1;
         for (int r = b; r < bend; r += 2) { /* two rows per pass share the entry loads */
             const int nr = bend - r < 2 ? bend - r : 2;
-            if (nr > 1)
-                DO(e, only, REDUCE, ss_reduce_row2(e, r, &s));
-            else
-                DO(e, only, REDUCE, ss_reduce_row(e, r, &s));
+            DO(e, only, REDUCE, L->reduce(e, r, nr, L->s));
             for (int i = 0; i < nr; i++) {
-                DO(e, only, SCALE, hsdr_cpu_ss_scale_row(e, r + i, s.A + 8 * (size_t)i * (e->K / HSDR_QK), s.g));
-                DO(e, only, MERGE, hsdr_cpu_ss_merge_row(e, r + i, s.g));
+                DO(e, only, SCALE, hsdr_cpu_ss_scale_row(e, r + i, L->A + 8 * (size_t)i * G, L->g));
+                DO(e, only, MERGE, hsdr_cpu_ss_merge_row(e, r + i, L->g));
             }
         }
     }
 }
 
-void hsdr_cpu_stateset_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    ss_rows(e, r0, r1, scratch, 0);
-}
-
-void hsdr_cpu_stateset_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+void hsdr_cpu_ss_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch,
+                       void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only))
 {
     if (s == HSDR_STAGE_ENCODE) {
         if (r0 == 0)
             hsdr_cpu_ss_encode(e);
         return;
     }
-    ss_rows(e, r0, r1, scratch, HSDR_STAGE_BIT(s));
+    rows(e, r0, r1, scratch, HSDR_STAGE_BIT(s));
 }
 
-/* Checking interface: the same tiles and reduce kernel (with C), one tile set for all rows. */
-TARGET static void ss_matvec_counts(const hsdr_exec *e, const ss_scratch *s, int32_t *A, int16_t *C)
+int hsdr_cpu_ss_matvec(hsdr_matvec_io *io, size_t scratch_bytes,
+                       void (*counts)(const hsdr_exec *e, void *scratch, int32_t *A, int16_t *C), char *err,
+                       size_t errlen)
 {
-    const int G = e->K / HSDR_QK;
-    for (int r = 0; r < e->N; r++) {
-        const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
-        for (int g = 0; g < G; g++) {
-            const tile_head *h = &s->head[g];
-            size_t rg = (size_t)r * G + g;
-            reduce_group(h, s->E + h->off, s->q + h->off, s->k + h->off, W + 4 * g, s->P, A + 8 * rg,
-                         C + HSDR_NSTATES * rg);
-        }
-    }
-}
-
-int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v;
     const int K = io->K, N = io->N, G = K / HSDR_QK;
     void *w = NULL, *act = NULL, *scr = NULL;
     int32_t *A = NULL;
@@ -495,7 +474,7 @@ int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *er
     if (hsdr_cpu_ss_prepare(io->weights, K, N, &w, &bytes, err, errlen) != 0)
         return -1;
     act = aligned_alloc(64, align64(hsdr_cpu_ss_act_bytes(K)));
-    scr = aligned_alloc(64, align64(hsdr_cpu_stateset_scratch_bytes(K, 1)));
+    scr = aligned_alloc(64, align64(scratch_bytes));
     A = malloc(sizeof(int32_t) * 8 * ng);
     C = malloc(sizeof(int16_t) * HSDR_NSTATES * ng);
     double *g = malloc(sizeof(double) * (size_t)G);
@@ -504,13 +483,11 @@ int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *er
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    memset(scr, 0, hsdr_cpu_stateset_scratch_bytes(K, 1));
+    memset(scr, 0, scratch_bytes);
     *(int *)act = io->prescale_e;
     memcpy((uint8_t *)act + 64, io->codes, (size_t)K);
     hsdr_exec e = {.K = K, .N = N, .R = N, .weights = w, .act = act, .y = y};
-    ss_scratch s = ss_layout(scr, K);
-    ss_route(&e, &s);
-    ss_matvec_counts(&e, &s, A, C);
+    counts(&e, scr, A, C);
     for (int r = 0; r < N; r++) {
         hsdr_cpu_ss_scale_row(&e, r, A + 8 * (size_t)r * G, g);
         hsdr_cpu_ss_merge_row(&e, r, g);
@@ -531,6 +508,59 @@ out:
     free(act);
     hsdr_cpu_ss_release(w);
     return rc;
+}
+
+static void ss_route_v(const hsdr_exec *e, void *s)
+{
+    ss_route(e, s);
+}
+
+static void ss_reduce_v(const hsdr_exec *e, int r, int nr, void *s)
+{
+    if (nr > 1)
+        ss_reduce_row2(e, r, s);
+    else
+        ss_reduce_row(e, r, s);
+}
+
+static void ss_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
+{
+    ss_scratch s = ss_layout(scratch, e->K);
+    const hsdr_cpu_ss_loop L = {&s, s.A, s.g, ss_route_v, ss_reduce_v};
+    hsdr_cpu_ss_rows(e, r0, r1, only, &L);
+}
+
+void hsdr_cpu_stateset_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
+{
+    ss_rows(e, r0, r1, scratch, 0);
+}
+
+void hsdr_cpu_stateset_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    hsdr_cpu_ss_stage(e, s, r0, r1, scratch, ss_rows);
+}
+
+/* Checking interface: the same tiles and reduce kernel (with C), one tile set for all rows. */
+TARGET static void ss_counts(const hsdr_exec *e, void *scratch, int32_t *A, int16_t *C)
+{
+    ss_scratch s = ss_layout(scratch, e->K);
+    ss_route(e, &s);
+    const int G = e->K / HSDR_QK;
+    for (int r = 0; r < e->N; r++) {
+        const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
+        for (int g = 0; g < G; g++) {
+            const tile_head *h = &s.head[g];
+            size_t rg = (size_t)r * G + g;
+            reduce_group(h, s.E + h->off, s.q + h->off, s.k + h->off, W + 4 * g, s.P, A + 8 * rg,
+                         C + HSDR_NSTATES * rg);
+        }
+    }
+}
+
+int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    (void)v;
+    return hsdr_cpu_ss_matvec(io, hsdr_cpu_stateset_scratch_bytes(io->K, 1), ss_counts, err, errlen);
 }
 
 #else /* not x86-64 */

@@ -38,6 +38,25 @@ typedef struct {
 } hsdr_cpu_ss_tile;
 void hsdr_cpu_ss_analyze(const uint8_t *codes, int lanes, hsdr_cpu_ss_tile *t);
 
+/* What differs between the 128-lane and the 64-lane kernels; the rows loop (a tile set built every R rows, two rows
+ * per reduce pass, scale and merge per row, stage control) and the checking interface are shared. */
+typedef struct {
+    void *s;   /* the kernel's scratch layout */
+    int32_t *A; /* 2 rows x G x 8: what reduce writes */
+    double *g;  /* G: what scale writes */
+    void (*route)(const hsdr_exec *e, void *s);              /* build the tile set */
+    void (*reduce)(const hsdr_exec *e, int r, int nr, void *s); /* rows r .. r + nr - 1 (nr = 1, 2) into A */
+} hsdr_cpu_ss_loop;
+void hsdr_cpu_ss_rows(const hsdr_exec *e, int r0, int r1, unsigned only, const hsdr_cpu_ss_loop *L);
+/* The stage function of a kernel whose rows loop is rows(e, r0, r1, scratch, only). */
+void hsdr_cpu_ss_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch,
+                       void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only));
+/* The checking interface: one tile set for all rows; counts(e, scratch, A, C) lays out the scratch, builds the
+ * tiles and reduces every row with C. */
+int hsdr_cpu_ss_matvec(hsdr_matvec_io *io, size_t scratch_bytes,
+                       void (*counts)(const hsdr_exec *e, void *scratch, int32_t *A, int16_t *C), char *err,
+                       size_t errlen);
+
 /* ---- cpu.stateset ---- */
 size_t hsdr_cpu_stateset_scratch_bytes(int K, int R);
 void hsdr_cpu_stateset_rows(const hsdr_exec *e, int r0, int r1, void *scratch);

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../stages.h"
 #include "../../reference/hsdr.h"
 #include "../../reference/ptq1_0.h"
 
@@ -195,25 +194,24 @@ TARGET static void t64_reduce_row2(const hsdr_exec *e, int r, const t64_scratch 
 }
 
 
+static void t64_route_v(const hsdr_exec *e, void *s)
+{
+    t64_route(e, s);
+}
+
+static void t64_reduce_v(const hsdr_exec *e, int r, int nr, void *s)
+{
+    if (nr > 1)
+        t64_reduce_row2(e, r, s);
+    else
+        t64_reduce_row(e, r, s);
+}
+
 static void t64_rows(const hsdr_exec *e, int r0, int r1, void *scratch, unsigned only)
 {
     t64_scratch s = t64_layout(scratch, e->K);
-    const int R = e->R > 0 ? e->R : 1;
-    for (int b = r0; b < r1; b += R) {
-        DO(e, only, ROUTE, t64_route(e, &s)); /* one built tile set serves R rows */
-        const int bend = r1 - b > R ? b + R : r1;
-        for (int r = b; r < bend; r += 2) { /* two rows per pass share the entry loads */
-            const int nr = bend - r < 2 ? bend - r : 2;
-            if (nr > 1)
-                DO(e, only, REDUCE, t64_reduce_row2(e, r, &s));
-            else
-                DO(e, only, REDUCE, t64_reduce_row(e, r, &s));
-            for (int i = 0; i < nr; i++) {
-                DO(e, only, SCALE, hsdr_cpu_ss_scale_row(e, r + i, s.A + 8 * (size_t)i * (e->K / HSDR_QK), s.g));
-                DO(e, only, MERGE, hsdr_cpu_ss_merge_row(e, r + i, s.g));
-            }
-        }
-    }
+    const hsdr_cpu_ss_loop L = {&s, s.A, s.g, t64_route_v, t64_reduce_v};
+    hsdr_cpu_ss_rows(e, r0, r1, only, &L);
 }
 
 void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
@@ -223,75 +221,28 @@ void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 
 void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    if (s == HSDR_STAGE_ENCODE) {
-        if (r0 == 0)
-            hsdr_cpu_ss_encode(e);
-        return;
-    }
-    t64_rows(e, r0, r1, scratch, HSDR_STAGE_BIT(s));
+    hsdr_cpu_ss_stage(e, s, r0, r1, scratch, t64_rows);
 }
 
-TARGET static void t64_matvec_counts(const hsdr_exec *e, const t64_scratch *s, int32_t *A, int16_t *C)
+/* Checking interface: the same tiles and reduce kernel (with C), one tile set for all rows. */
+TARGET static void t64_counts(const hsdr_exec *e, void *scratch, int32_t *A, int16_t *C)
 {
+    t64_scratch s = t64_layout(scratch, e->K);
+    t64_route(e, &s);
     const int G = e->K / HSDR_QK;
     for (int r = 0; r < e->N; r++) {
         const uint64_t *W = (const uint64_t *)e->weights + 4 * (size_t)r * G;
         for (int g = 0; g < G; g++) {
             size_t rg = (size_t)r * G + g;
-            reduce_groups(s, g, W + 4 * g, W + 4 * g, 1, A + 8 * rg, A + 8 * rg, C + HSDR_NSTATES * rg);
+            reduce_groups(&s, g, W + 4 * g, W + 4 * g, 1, A + 8 * rg, A + 8 * rg, C + HSDR_NSTATES * rg);
         }
     }
 }
 
-/* Checking interface: the same tiles and reduce kernel (with C), one tile set for all rows. */
 int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    const int K = io->K, N = io->N, G = K / HSDR_QK;
-    void *w = NULL, *act = NULL, *scr = NULL;
-    int32_t *A = NULL;
-    int16_t *C = NULL;
-    size_t bytes, ng = (size_t)N * G;
-    int rc = -1;
-    if (hsdr_cpu_ss_prepare(io->weights, K, N, &w, &bytes, err, errlen) != 0)
-        return -1;
-    act = aligned_alloc(64, align64(hsdr_cpu_ss_act_bytes(K)));
-    scr = aligned_alloc(64, align64(hsdr_cpu_tile64_scratch_bytes(K, 1)));
-    A = malloc(sizeof(int32_t) * 8 * ng);
-    C = malloc(sizeof(int16_t) * HSDR_NSTATES * ng);
-    double *g = malloc(sizeof(double) * (size_t)G);
-    float *y = malloc(sizeof(float) * (size_t)N);
-    if (!act || !scr || !A || !C || !g || !y) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    memset(scr, 0, hsdr_cpu_tile64_scratch_bytes(K, 1));
-    *(int *)act = io->prescale_e;
-    memcpy((uint8_t *)act + 64, io->codes, (size_t)K);
-    hsdr_exec e = {.K = K, .N = N, .R = N, .weights = w, .act = act, .y = y};
-    t64_scratch s = t64_layout(scr, K);
-    t64_route(&e, &s);
-    t64_matvec_counts(&e, &s, A, C);
-    for (int r = 0; r < N; r++) {
-        hsdr_cpu_ss_scale_row(&e, r, A + 8 * (size_t)r * G, g);
-        hsdr_cpu_ss_merge_row(&e, r, g);
-    }
-    if (io->y_f32)
-        memcpy(io->y_f32, y, sizeof(float) * (size_t)N);
-    if (io->A)
-        memcpy(io->A, A, sizeof(int32_t) * 8 * ng);
-    if (io->C)
-        memcpy(io->C, C, sizeof(int16_t) * HSDR_NSTATES * ng);
-    rc = 0;
-out:
-    free(y);
-    free(g);
-    free(C);
-    free(A);
-    free(scr);
-    free(act);
-    hsdr_cpu_ss_release(w);
-    return rc;
+    return hsdr_cpu_ss_matvec(io, hsdr_cpu_tile64_scratch_bytes(io->K, 1), t64_counts, err, errlen);
 }
 
 #else /* not x86-64 */
