@@ -3,6 +3,7 @@
 #define HSDR_CPU_AVX2_PTQ1_0_H
 #include "../kernel.h"
 
+/* NULL when the CPU has AVX2, FMA and F16C (also the requirement of cpu.planar2 and cpu.pq2_0), else why not. */
 const char *hsdr_cpu_avx2_unavailable(void);
 size_t hsdr_cpu_avx2_act_bytes(int K);
 size_t hsdr_cpu_avx2_scratch_bytes(int K, int R);

@@ -33,6 +33,7 @@
 #include "../../reference/fp16.h"
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
+#include "avx2_ptq1_0.h"
 #include "production_ssse3.h"
 
 #define ROWS 8                    /* rows per interleaved group */
@@ -150,14 +151,6 @@ size_t hsdr_cpu_planar2_act_bytes(int K)
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
-
-const char *hsdr_cpu_planar2_unavailable(void)
-{
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
-        return "needs AVX2, FMA and F16C";
-    return NULL;
-}
 
 /* The derived activation arrays: q contiguous, exact sums of q, scales (odd sub-blocks: x4 sums, d8 / 4). */
 TARGET static void finish_act(const p2_act *a, int K)
@@ -420,10 +413,6 @@ void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, vo
 
 #else /* not x86-64 */
 
-const char *hsdr_cpu_planar2_unavailable(void)
-{
-    return "x86-64 only (AVX2 + FMA + F16C)";
-}
 size_t hsdr_cpu_planar2_scratch_bytes(int K, int R)
 {
     (void)R;

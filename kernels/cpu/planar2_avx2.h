@@ -9,8 +9,8 @@
 #ifndef HSDR_CPU_PLANAR2_AVX2_H
 #define HSDR_CPU_PLANAR2_AVX2_H
 #include "../kernel.h"
+#include "avx2_ptq1_0.h" /* hsdr_cpu_avx2_unavailable: the same AVX2 + FMA + F16C requirement */
 
-const char *hsdr_cpu_planar2_unavailable(void);
 int hsdr_cpu_planar2_prepare(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err,
                              size_t errlen);
 void hsdr_cpu_planar2_release(void *prepared);
@@ -20,7 +20,6 @@ void hsdr_cpu_planar2_prologue(const hsdr_exec *e);
 void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
 
-const char *hsdr_cpu_pq2_0_unavailable(void);
 int hsdr_cpu_pq2_0_prepare(const uint8_t *ptq1_0, int K, int N, void **prepared, size_t *bytes, char *err,
                            size_t errlen);
 void hsdr_cpu_pq2_0_release(void *prepared);
@@ -36,7 +35,7 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
                 "shift+and digits, maddubs(t, q) vectorized across 8 rows, exact sum q subtracted, fused fp32",     \
      .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
      .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_planar2_unavailable, .matvec = hsdr_matvec_via_rows,              \
+     .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,              \
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 9, D(SCALE) = 6},              \
      .prepare = hsdr_cpu_planar2_prepare, .release = hsdr_cpu_planar2_release,                                     \
      .act_bytes = hsdr_cpu_planar2_act_bytes, .scratch_bytes = hsdr_cpu_planar2_scratch_bytes,                     \
@@ -46,7 +45,7 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
                 "to the byte order, maddubs, exact sum q subtracted, 8 rows transposed into the fused fp32 lanes",  \
      .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
      .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_pq2_0_unavailable, .matvec = hsdr_matvec_via_rows,                  \
+     .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,                  \
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 6},               \
      .prepare = hsdr_cpu_pq2_0_prepare, .release = hsdr_cpu_pq2_0_release,                                         \
      .act_bytes = hsdr_cpu_pq2_0_act_bytes, .scratch_bytes = hsdr_cpu_pq2_0_scratch_bytes,                         \

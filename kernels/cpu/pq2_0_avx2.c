@@ -26,6 +26,7 @@
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
 #include "planar2_avx2.h"
+#include "avx2_ptq1_0.h"
 #include "production_ssse3.h"
 
 #define ROWS 8 /* rows per batch (one fp32 lane each) */
@@ -93,14 +94,6 @@ size_t hsdr_cpu_pq2_0_act_bytes(int K)
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
-
-const char *hsdr_cpu_pq2_0_unavailable(void)
-{
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
-        return "needs AVX2, FMA and F16C";
-    return NULL;
-}
 
 /* The derived activation arrays: q in code byte order, 4 x exact sums of q, d8 / 4 (a power of two: exact). */
 TARGET static void finish_act(const pq_act *a, int K)
@@ -396,10 +389,6 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
 
 #else /* not x86-64 */
 
-const char *hsdr_cpu_pq2_0_unavailable(void)
-{
-    return "x86-64 only (AVX2 + FMA + F16C)";
-}
 size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R)
 {
     (void)R;
