@@ -17,9 +17,10 @@
  *   Activations (prologue): AVX2 LNS8 encoder bit-identical to the reference (exact mantissa thresholds,
  *   saturation, half_min, automatic pre-scale; Inf/NaN inputs fall back to the reference), then the pair program.
  *   Finishes per group and 8 rows: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over groups in
- *   fp64; flns: the fLNS tree on 8 rows at once (leaf bitlen from the fp32 exponent, LC / kappa by gathers from
- *   tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a table; q1516: per row S = sum A[p] C31[p]
- *   (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference formulas), Q stored per group, int64 AVX2 sum over groups.
+ *   fp64; flns: the fLNS tree on 8 rows at once (kernels/cpu/flns_avx2.h: leaf bitlen from the fp32 exponent, LC /
+ *   kappa by gathers from tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a table; q1516: per row
+ *   S = sum A[p] C31[p] (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference formulas), Q stored per group, int64
+ *   AVX2 sum over groups.
  *   Stages: convert, encode, route (pair program), decode (digits), reduce (pairs -> A), scale (phase combination /
  *   tree / S), materialize (q1516), merge. Rows: any r0..r1 (16-row blocks, rows outside the range discarded).
  *
@@ -27,9 +28,9 @@
  *   int16 phase vectors per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd
  *   transpose to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
 #include "direct_avx2.h"
+#include "flns_avx2.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,67 +62,6 @@ static inline uint8_t *act_codes(void *act)
 static inline int act_e(const void *act)
 {
     return ((const act_head *)act)->e;
-}
-
-/* ---- fLNS tables: per F, built once (any thread may trigger it; the others wait) ---- */
-typedef struct {
-    uint16_t *lc;     /* 65536 */
-    int16_t *kplus;   /* kplus_len entries, 0 beyond (|kappa| < 2^15 for every F: int16 halves the cache footprint) */
-    int16_t *kminus;  /* kminus_len entries (index 0 unused), 0 beyond */
-    int32_t kplus_len, kminus_len; /* kplus[kplus_len] = kminus[kminus_len] = 0 */
-    double *pow_frac; /* 2^(r / 2^(F+3)), r = 0 .. 2^(F+3) - 1 */
-} flns_tab;
-
-static flns_tab flns_tabs[9];
-static atomic_int flns_state[9]; /* 0 not built, 1 building, 2 ready, 3 failed */
-
-__attribute__((unused)) static const flns_tab *flns_tables(int F)
-{
-    if (F < 0 || F > 8)
-        return NULL;
-    int st = atomic_load_explicit(&flns_state[F], memory_order_acquire);
-    if (st == 2)
-        return &flns_tabs[F];
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&flns_state[F], &expected, 1)) {
-        flns_tab *t = &flns_tabs[F];
-        int32_t n = 1;
-        while (hsdr_flns_kplus_at(F, n) != 0)
-            n++;
-        t->kplus_len = n;
-        n = 1;
-        while (hsdr_flns_kminus_at(F, n) != 0)
-            n++;
-        t->kminus_len = n;
-        int nf = 8 << F;
-        t->lc = malloc(sizeof(uint16_t) * (65536 + 2)); /* + padding: 32-bit gathers read one entry past */
-        /* + a trailing 0 (beyond the table) + padding for 32-bit gathers */
-        t->kplus = malloc(sizeof(int16_t) * (size_t)(t->kplus_len + 2));
-        t->kminus = malloc(sizeof(int16_t) * (size_t)(t->kminus_len + 2));
-        t->pow_frac = malloc(sizeof(double) * (size_t)nf);
-        if (!t->lc || !t->kplus || !t->kminus || !t->pow_frac) {
-            atomic_store_explicit(&flns_state[F], 3, memory_order_release);
-            return NULL;
-        }
-        t->lc[0] = 0;
-        for (uint32_t c = 1; c < 65536; c++)
-            t->lc[c] = (uint16_t)hsdr_flns_lc_at(F, c);
-        for (int32_t d = 0; d < t->kplus_len; d++)
-            t->kplus[d] = (int16_t)hsdr_flns_kplus_at(F, d);
-        t->kminus[0] = 0;
-        for (int32_t d = 1; d < t->kminus_len; d++)
-            t->kminus[d] = (int16_t)hsdr_flns_kminus_at(F, d);
-        t->kplus[t->kplus_len] = t->kplus[t->kplus_len + 1] = 0;
-        t->kminus[t->kminus_len] = t->kminus[t->kminus_len + 1] = 0;
-        t->lc[65536] = t->lc[65537] = 0;
-        for (int r = 0; r < nf; r++)
-            t->pow_frac[r] = exp2((double)r / (double)nf);
-        atomic_store_explicit(&flns_state[F], 2, memory_order_release);
-        return t;
-    }
-    while ((st = atomic_load_explicit(&flns_state[F], memory_order_acquire)) == 1)
-        ;
-    return st == 2 ? &flns_tabs[F] : NULL;
 }
 
 /* ---- Q15.16 (the reference formulas, spec section 6) ---- */
@@ -260,7 +200,7 @@ static finish finish_of(const hsdr_exec *ex, enum kind kind)
     if (kind == K_DIRECT)
         f.scale2 = ldexp(1.0, e - 9);
     else if (kind == K_FLNS) {
-        f.ft = flns_tables(f.F);
+        f.ft = hsdr_cpu_flns_tables(f.F);
         f.scale2 = ldexp(exp2(-74.0 / 8.0), e);
     } else
         f.scale2 = ldexp(1.0, e + 16 - 31 - 9);
@@ -538,81 +478,6 @@ typedef struct {
     int64_t *qg, *qrow;
 } outs2;
 
-/* ---- the fLNS tree on 8 rows at once (lanes = rows): the integer steps of reference hsdr_flns_from_phase /
- * hsdr_flns_combine / hsdr_flns_tree, branch-free (blends), table lookups as gathers ---- */
-typedef struct {
-    __m256i lam, sg;
-} vfl;
-
-TARGET static inline __m256i gather16s(const int16_t *tab, __m256i idx)
-{
-    __m256i v = _mm256_i32gather_epi32((const int *)(const void *)tab, idx, 2);
-    return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
-}
-
-TARGET static inline vfl vleaf(const flns_tab *t, __m256i a, int p, int F, int b)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i n = _mm256_abs_epi32(a); /* |a| <= 2^22: exact in fp32, so the exponent gives bitlen */
-    __m256i ex = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(n)), 23);
-    __m256i bl = _mm256_max_epi32(_mm256_sub_epi32(ex, _mm256_set1_epi32(126)), zero);
-    __m256i z = _mm256_max_epi32(_mm256_sub_epi32(bl, _mm256_set1_epi32(b)), zero);
-    __m256i half = _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), z), 1);
-    __m256i c = _mm256_srlv_epi32(_mm256_add_epi32(n, half), z);
-    __m256i ovf = _mm256_srl_epi32(c, _mm_cvtsi32_si128(b));
-    c = _mm256_srlv_epi32(c, ovf);
-    z = _mm256_add_epi32(z, ovf);
-    __m256i lc = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)t->lc, c, 2),
-                                  _mm256_set1_epi32(0xffff));
-    __m256i lam = _mm256_add_epi32(
-        _mm256_sll_epi32(_mm256_add_epi32(_mm256_set1_epi32(p), _mm256_slli_epi32(z, 3)), _mm_cvtsi32_si128(F)), lc);
-    __m256i isz = _mm256_cmpeq_epi32(a, zero);
-    return (vfl){_mm256_andnot_si256(isz, lam), _mm256_sign_epi32(_mm256_set1_epi32(1), a)};
-}
-
-TARGET static inline vfl vcombine(const flns_tab *t, vfl x, vfl y)
-{
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i swap = _mm256_cmpgt_epi32(y.lam, x.lam);
-    __m256i hl = _mm256_blendv_epi8(x.lam, y.lam, swap), ll = _mm256_blendv_epi8(y.lam, x.lam, swap);
-    __m256i hs = _mm256_blendv_epi8(x.sg, y.sg, swap), ls = _mm256_blendv_epi8(y.sg, x.sg, swap);
-    __m256i d = _mm256_sub_epi32(hl, ll);
-    __m256i kp = gather16s(t->kplus, _mm256_min_epu32(d, _mm256_set1_epi32(t->kplus_len)));
-    __m256i km = gather16s(t->kminus, _mm256_min_epu32(d, _mm256_set1_epi32(t->kminus_len)));
-    __m256i same = _mm256_cmpeq_epi32(hs, ls);
-    __m256i lam = _mm256_add_epi32(hl, _mm256_blendv_epi8(km, kp, same));
-    __m256i absent = _mm256_andnot_si256(same, _mm256_cmpeq_epi32(d, zero));
-    vfl r = {_mm256_andnot_si256(absent, lam), _mm256_andnot_si256(absent, hs)};
-    __m256i xa = _mm256_cmpeq_epi32(x.sg, zero), ya = _mm256_cmpeq_epi32(y.sg, zero);
-    r.lam = _mm256_blendv_epi8(_mm256_blendv_epi8(r.lam, y.lam, xa), x.lam, ya);
-    r.sg = _mm256_blendv_epi8(_mm256_blendv_epi8(r.sg, y.sg, xa), x.sg, ya);
-    return r;
-}
-
-/* root of the 8 rows at positions 8 h .. 8 h + 7 */
-TARGET static inline vfl vtree(const flns_tab *t, const __m256i A[16], int h, int F, int b)
-{
-    vfl l[8];
-    for (int p = 0; p < 8; p++)
-        l[p] = vleaf(t, A[2 * p + h], p, F, b);
-    vfl m0 = vcombine(t, l[0], l[1]), m1 = vcombine(t, l[2], l[3]);
-    vfl m2 = vcombine(t, l[4], l[5]), m3 = vcombine(t, l[6], l[7]);
-    return vcombine(t, vcombine(t, m0, m1), vcombine(t, m2, m3));
-}
-
-/* sign 2^(lambda / 2^(F+3)) (times d 2^(e - 74/8), applied by the caller) for 4 rows (lanes 4 k .. 4 k + 3) */
-TARGET static inline __m256d vvalue4(const flns_tab *t, vfl r, int F, int k)
-{
-    __m128i lam = k ? _mm256_extracti128_si256(r.lam, 1) : _mm256_castsi256_si128(r.lam);
-    __m128i sg = k ? _mm256_extracti128_si256(r.sg, 1) : _mm256_castsi256_si128(r.sg);
-    __m128i m = _mm_sra_epi32(lam, _mm_cvtsi32_si128(F + 3));
-    __m128i fr = _mm_and_si128(lam, _mm_set1_epi32((8 << F) - 1));
-    __m256d pf = _mm256_i32gather_pd(t->pow_frac, fr, 8);
-    __m256d p2 = _mm256_castsi256_pd(
-        _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(m), _mm256_set1_epi64x(1023)), 52));
-    return _mm256_mul_pd(_mm256_mul_pd(pf, p2), _mm256_cvtepi32_pd(sg)); /* sign 0 (absent) gives 0 */
-}
-
 /* rows 8 h .. 8 h + 7 of the 8 phase vectors -> At[row][p] */
 TARGET static inline void transpose_A8(const __m256i A[16], int h, int32_t At[8][8])
 {
@@ -817,7 +682,7 @@ static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
         snprintf(err, errlen, "needs LNS8 codes");
         return -1;
     }
-    if (kind == K_FLNS && (!hsdr_flns_params_ok(io->flns_F, io->flns_b) || !flns_tables(io->flns_F))) {
+    if (kind == K_FLNS && (!hsdr_flns_params_ok(io->flns_F, io->flns_b) || !hsdr_cpu_flns_tables(io->flns_F))) {
         snprintf(err, errlen, "fLNS parameters F=%d b=%d outside F 0..8, b 4..16", io->flns_F, io->flns_b);
         return -1;
     }
