@@ -184,11 +184,16 @@ TARGET static inline void walk_group(const group8 *G, const digit_consts *c, __m
 {
 #define EMIT(i, t)                                                                                                   \
     do {                                                                                                             \
-        if (D)                                                                                                       \
+        if (D) {                                                                                                     \
             D[i] = (t);                                                                                              \
-        else                                                                                                         \
+        } else {                                                                                                     \
             acc[(i) / 8] = dot4(acc[(i) / 8], (t), q, W_OF[i]);                                                      \
+            SEQ(acc[(i) / 8], s);                                                                                    \
+        }                                                                                                            \
     } while (0)
+    /* Keep the walk in source order: left free, GCC computes the digit vectors far ahead of their maddubs and
+     * spills ~28 of them per block (the core reorders by itself anyway). */
+#define SEQ(a, b) __asm__ volatile("" : "+x"(a), "+x"(b))
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++) { /* digit n of qs[4j + i] is weight 16 n + 4 j + i: sub-blocks 0, 0, 1, 1, 2 */
         __m256i s = _mm256_xor_si256(G->qs[j], c->flip);
@@ -216,6 +221,7 @@ TARGET static inline void walk_group(const group8 *G, const digit_consts *c, __m
     s = times3(times3(s));
     EMIT(31, digit(s, c));
 #undef EMIT
+#undef SEQ
 }
 
 TARGET static inline void decode_group(const group8 *G, __m256i D[32], const digit_consts *c)
