@@ -14,6 +14,9 @@
 #define HSDR_VERSION "dev"
 #endif
 #include "build_info.h" /* HSDR_BUILD_COMMIT, refreshed at every build */
+#ifndef HSDR_BUILD_DIRTY
+#define HSDR_BUILD_DIRTY (-1) /* 1: the sources had uncommitted changes when this binary was built; -1: unknown */
+#endif
 #ifndef HSDR_BUILD_COMMIT
 #define HSDR_BUILD_COMMIT "unknown"
 #endif
@@ -145,48 +148,6 @@ static int cpu_model(char *buf, size_t n)
     return found;
 }
 
-/* Runs a git command in the source tree this file was compiled from; its first output line in buf (may be empty).
- * -1 when there is no such tree or git fails. */
-static int git_in_source_tree(const char *args, char *buf, size_t n)
-{
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", __FILE__); /* absolute in CMake builds: <src>/harness/machine.c */
-    for (int cut = 0; cut < 2; cut++) {
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            return -1;
-        *slash = '\0';
-    }
-    if (dir[0] != '/' || strchr(dir, '\'') || access(dir, R_OK) != 0)
-        return -1;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "git -C '%s' %s 2>/dev/null", dir, args);
-    FILE *f = popen(cmd, "r");
-    if (!f)
-        return -1;
-    buf[0] = '\0';
-    if (fgets(buf, (int)n, f))
-        buf[strcspn(buf, "\n")] = '\0';
-    while (fgetc(f) != EOF) /* drain: git must not die of SIGPIPE */
-        ;
-    int status = pclose(f);
-    return status == 0 ? 0 : -1;
-}
-
-/* 1 dirty, 0 clean, -1 not knowable (no source tree, no git, or the tree has moved past the built commit). */
-static int source_tree_dirty(void)
-{
-    const char *built = HSDR_BUILD_COMMIT;
-    char head[128], first[256];
-    if (strcmp(built, "unknown") == 0 || !built[0])
-        return -1;
-    if (git_in_source_tree("rev-parse HEAD", head, sizeof head) != 0 || strncmp(head, built, strlen(built)) != 0)
-        return -1;
-    if (git_in_source_tree("status --porcelain", first, sizeof first) != 0)
-        return -1;
-    return first[0] != '\0';
-}
-
 static void add_string_or_null(cJSON *o, const char *name, const char *value)
 {
     if (value)
@@ -198,7 +159,6 @@ static void add_string_or_null(cJSON *o, const char *name, const char *value)
 /* facts fixed for the process: computed at the first call */
 static pthread_once_t facts_once = PTHREAD_ONCE_INIT;
 static char started[32];
-static int dirty = -1;
 
 static void process_facts(void)
 {
@@ -206,7 +166,6 @@ static void process_facts(void)
     struct tm utc;
     gmtime_r(&now, &utc);
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    dirty = source_tree_dirty();
 }
 
 cJSON *hsdr_machine_context(void)
@@ -218,8 +177,8 @@ cJSON *hsdr_machine_context(void)
         return NULL;
     cJSON_AddStringToObject(o, "hsdr_version", HSDR_VERSION);
     cJSON_AddStringToObject(o, "commit", HSDR_BUILD_COMMIT);
-    if (dirty >= 0)
-        cJSON_AddBoolToObject(o, "dirty", dirty);
+    if (HSDR_BUILD_DIRTY >= 0) /* the build's own record: a later change of the tree does not alter the binary */
+        cJSON_AddBoolToObject(o, "dirty", HSDR_BUILD_DIRTY);
     cJSON_AddStringToObject(o, "compiler", HSDR_COMPILER);
     const char *flags = HSDR_C_FLAGS;
     flags += strspn(flags, " "); /* CMake joins an empty CMAKE_C_FLAGS with a space */
