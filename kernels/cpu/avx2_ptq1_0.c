@@ -72,14 +72,9 @@ static void encode_stage(const hsdr_exec *e)
 {
     act_t a = act_of(e);
     hsdr_cpu_q8_0_quantize(e->x, e->K, a.blocks, a.d);
-    for (int b = 0; b < e->K / 32; b++) {
-        int32_t s = 0;
-        for (int j = 0; j < 32; j++) {
-            a.q[32 * b + j] = a.blocks[b].qs[j];
-            s += a.blocks[b].qs[j];
-        }
-        a.qsum[b] = s;
-    }
+    for (int b = 0; b < e->K / 32; b++)
+        memcpy(a.q + 32 * b, a.blocks[b].qs, 32);
+    hsdr_cpu_q8_0_sums(a.blocks, e->K / 32, a.qsum);
 }
 
 void hsdr_cpu_avx2_prologue(const hsdr_exec *e)

@@ -153,19 +153,17 @@ size_t hsdr_cpu_planar2_act_bytes(int K)
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 /* The derived activation arrays: q contiguous, exact sums of q, scales (odd sub-blocks: x4 sums, d8 / 4). */
-TARGET static void finish_act(const p2_act *a, int K)
+static void finish_act(const p2_act *a, int K)
 {
-    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    hsdr_cpu_q8_0_sums(a->q, K / 32, a->sq);
     for (int b = 0; b < K / 32; b++) {
-        const __m256i v = _mm256_loadu_si256((const __m256i *)a->q[b].qs);
-        _mm256_storeu_si256((__m256i *)(a->qs + 32 * b), v);
-        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16);
-        __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-        h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 1));
-        const int32_t sum = _mm_cvtsi128_si32(h);
-        a->sq[b] = (b & 1) ? 4 * sum : sum;
-        a->dk[b] = (b & 1) ? a->d[b] * 0.25f : a->d[b]; /* a power of two: exact (fp16 values are far from fp32 underflow) */
+        memcpy(a->qs + 32 * b, a->q[b].qs, 32);
+        if (b & 1) {
+            a->sq[b] *= 4;
+            a->dk[b] = a->d[b] * 0.25f; /* a power of two: exact (fp16 values are far from fp32 underflow) */
+        } else {
+            a->dk[b] = a->d[b];
+        }
     }
 }
 

@@ -96,23 +96,18 @@ size_t hsdr_cpu_pq2_0_act_bytes(int K)
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 /* The derived activation arrays: q in code byte order, 4 x exact sums of q, d8 / 4 (a power of two: exact). */
-TARGET static void finish_act(const pq_act *a, int K)
+static void finish_act(const pq_act *a, int K)
 {
-    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    hsdr_cpu_q8_0_sums(a->q, K / 32, a->sq);
     for (int g = 0; g < K / HSDR_QK; g++) {
         const hsdr_block_q8_0 *y = a->q + 4 * g;
         int8_t *qp = a->qp + HSDR_QK * g;
         for (int w = 0; w < HSDR_QK; w++)
             qp[32 * (w % 4) + w / 4] = y[w / 32].qs[w % 32];
-        for (int k = 0; k < 4; k++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)y[k].qs);
-            __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16);
-            __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-            h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 1));
-            a->sq[4 * g + k] = 4 * _mm_cvtsi128_si32(h);
-            a->dk[4 * g + k] = a->d[4 * g + k] * 0.25f;
-        }
+    }
+    for (int b = 0; b < K / 32; b++) {
+        a->sq[b] *= 4;
+        a->dk[b] = a->d[b] * 0.25f; /* a power of two: exact */
     }
 }
 

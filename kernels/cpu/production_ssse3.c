@@ -20,6 +20,16 @@
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
 
+void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
+{
+    for (int b = 0; b < n; b++) {
+        int32_t s = 0;
+        for (int j = 0; j < 32; j++)
+            s += q[b].qs[j];
+        sums[b] = s; /* vectorized by the compiler; exact (|s| <= 32 * 127) */
+    }
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define TARGET __attribute__((target("ssse3,fma,f16c")))

@@ -8,6 +8,9 @@
  * reference's scalar x86 quantizer otherwise): K/32 blocks into q, and their fp16 scales widened to fp32 into d.
  * Bit-identical to hsdr_q8_0_quantize_x86. Shared by every CPU kernel on Q8_0 activations. */
 void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d);
+/* The exact sum of the 32 q of each of n Q8_0 blocks (the (t - 1) q = t q - q correction of the 2-bit and
+ * rows-in-lanes kernels). */
+void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums);
 
 const char *hsdr_cpu_production_unavailable(void);
 size_t hsdr_cpu_production_act_bytes(int K);
