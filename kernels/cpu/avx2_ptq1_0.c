@@ -33,6 +33,7 @@
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
 #include "production_ssse3.h"
+#include "../stages.h"
 
 static size_t align64(size_t n)
 {
@@ -79,10 +80,7 @@ static void encode_stage(const hsdr_exec *e)
 
 void hsdr_cpu_avx2_prologue(const hsdr_exec *e)
 {
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode_stage(e);
+    STAGE(e, ENCODE, encode_stage(e));
 }
 
 #if defined(__x86_64__)

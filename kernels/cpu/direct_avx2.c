@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stages.h"
 #include "../../reference/fp16.h"
 #include "../../reference/hsdr.h"
 #include "../../reference/lns8.h"
@@ -351,14 +352,8 @@ static void encode2_stage(const hsdr_exec *ex)
 
 void hsdr_cpu_direct_prologue(const hsdr_exec *e)
 {
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode2_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode2_stage(e);
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE)))
-        route2_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ROUTE))
-        route2_stage(e);
+    STAGE(e, ENCODE, encode2_stage(e));
+    STAGE(e, ROUTE, route2_stage(e));
 }
 
 /* decode: digits t = u - 1 (int8) of 8 rows into D[lane][row] (128 x 8 bytes), compare form on 32 bytes at a time */

@@ -35,6 +35,7 @@
 #include "../../reference/q8.h"
 #include "avx2_ptq1_0.h"
 #include "production_ssse3.h"
+#include "../stages.h"
 
 #define ROWS 8                    /* rows per interleaved group */
 #define GROUP_BLOCK_CODES 256     /* code bytes per (group, block) */
@@ -115,20 +116,11 @@ void hsdr_cpu_planar2_release(void *prepared)
     free(prepared);
 }
 
-/* Activations: [Q8_0 blocks][d8 fp32][q contiguous: K bytes][dk: d8 or d8 / 4][sq: sum q or 4 sum q] */
-typedef struct {
-    hsdr_block_q8_0 *q;
-    float *d;
-    int8_t *qs;
-    float *dk;
-    int32_t *sq;
-} p2_act;
-
-static inline p2_act act_of(const hsdr_exec *e)
+hsdr_cpu_q2_act hsdr_cpu_q2_act_of(const hsdr_exec *e)
 {
     const size_t nb = (size_t)e->K / 32;
     char *p = e->act;
-    p2_act a;
+    hsdr_cpu_q2_act a;
     a.q = (hsdr_block_q8_0 *)p;
     p += align64(sizeof(hsdr_block_q8_0) * nb);
     a.d = (float *)p;
@@ -141,46 +133,49 @@ static inline p2_act act_of(const hsdr_exec *e)
     return a;
 }
 
-size_t hsdr_cpu_planar2_act_bytes(int K)
+size_t hsdr_cpu_q2_act_bytes(int K)
 {
     const size_t nb = (size_t)K / 32;
-    return align64(sizeof(hsdr_block_q8_0) * nb) + 3 * align64(sizeof(float) * nb) + align64((size_t)K) +
+    return align64(sizeof(hsdr_block_q8_0) * nb) + 2 * align64(sizeof(float) * nb) + align64((size_t)K) +
            align64(sizeof(int32_t) * nb);
+}
+
+void hsdr_cpu_q2_encode(const hsdr_exec *e, unsigned times4, void (*order)(const hsdr_cpu_q2_act *a, int K))
+{
+    const hsdr_cpu_q2_act a = hsdr_cpu_q2_act_of(e);
+    hsdr_cpu_q8_0_quantize(e->x, e->K, a.q, a.d);
+    order(&a, e->K);
+    hsdr_cpu_q8_0_sums(a.q, e->K / 32, a.sq);
+    for (int b = 0; b < e->K / 32; b++) {
+        if (times4 >> (b & 3) & 1) {
+            a.sq[b] *= 4;
+            a.dk[b] = a.d[b] * 0.25f; /* a power of two: exact (fp16 values are far from fp32 underflow) */
+        } else {
+            a.dk[b] = a.d[b];
+        }
+    }
+}
+
+/* q contiguous: one dword broadcast per maddubs */
+static void order_contiguous(const hsdr_cpu_q2_act *a, int K)
+{
+    for (int b = 0; b < K / 32; b++)
+        memcpy(a->qs + 32 * b, a->q[b].qs, 32);
+}
+
+static void encode_stage(const hsdr_exec *e)
+{
+    hsdr_cpu_q2_encode(e, 0xa /* sub-blocks 1 and 3 */, order_contiguous);
+}
+
+void hsdr_cpu_planar2_prologue(const hsdr_exec *e)
+{
+    STAGE(e, ENCODE, encode_stage(e));
 }
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
-
-/* The derived activation arrays: q contiguous, exact sums of q, scales (odd sub-blocks: x4 sums, d8 / 4). */
-static void finish_act(const p2_act *a, int K)
-{
-    hsdr_cpu_q8_0_sums(a->q, K / 32, a->sq);
-    for (int b = 0; b < K / 32; b++) {
-        memcpy(a->qs + 32 * b, a->q[b].qs, 32);
-        if (b & 1) {
-            a->sq[b] *= 4;
-            a->dk[b] = a->d[b] * 0.25f; /* a power of two: exact (fp16 values are far from fp32 underflow) */
-        } else {
-            a->dk[b] = a->d[b];
-        }
-    }
-}
-
-static void encode_stage(const hsdr_exec *e)
-{
-    const p2_act a = act_of(e);
-    hsdr_cpu_q8_0_quantize(e->x, e->K, a.q, a.d);
-    finish_act(&a, e->K);
-}
-
-void hsdr_cpu_planar2_prologue(const hsdr_exec *e)
-{
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode_stage(e);
-}
 
 TARGET static inline __m256i bcast_q(const int8_t *p)
 {
@@ -233,7 +228,7 @@ TARGET static inline void reduce_digits(const __m256i *T, const int8_t *qb, __m2
 }
 
 /* scale: isum_k = I[k] - sum q (exact), sumi = fma(d8_k, isum_k, sumi) for k = 0..3 from +0 (per row lane). */
-TARGET static inline __m256 scale_block(const __m256i I[4], const p2_act *a, int g)
+TARGET static inline __m256 scale_block(const __m256i I[4], const hsdr_cpu_q2_act *a, int g)
 {
     __m256 sumi = _mm256_setzero_ps();
     for (int k = 0; k < 4; k++) {
@@ -278,7 +273,7 @@ static inline void prefetch_ahead(group_ptrs gp, int g)
 }
 
 /* y of the 8 rows of one group. */
-TARGET static __m256 group_dot(group_ptrs gp, int G, const p2_act *a)
+TARGET static __m256 group_dot(group_ptrs gp, int G, const hsdr_cpu_q2_act *a)
 {
     __m256 sumf = _mm256_setzero_ps();
     for (int g = 0; g < G; g++) {
@@ -309,7 +304,7 @@ TARGET void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scra
 {
     (void)scratch;
     const int G = e->K / HSDR_QK;
-    const p2_act a = act_of(e);
+    const hsdr_cpu_q2_act a = hsdr_cpu_q2_act_of(e);
     for (int rg = r0 / ROWS; rg * ROWS < r1; rg++)
         store_group(e, rg, r0, r1, group_dot(group_of(e, rg), G, &a));
 }
@@ -332,7 +327,7 @@ size_t hsdr_cpu_planar2_scratch_bytes(int K, int R)
 TARGET static void stage_alone(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
     const int G = e->K / HSDR_QK;
-    const p2_act a = act_of(e);
+    const hsdr_cpu_q2_act a = hsdr_cpu_q2_act_of(e);
     stage_head *h = scratch;
     __m256i *digits = (__m256i *)(h + 1);
     __m256i *isum = digits + 32 * (size_t)G;
@@ -415,10 +410,6 @@ size_t hsdr_cpu_planar2_scratch_bytes(int K, int R)
 {
     (void)R;
     return (size_t)K;
-}
-void hsdr_cpu_planar2_prologue(const hsdr_exec *e)
-{
-    (void)e;
 }
 void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {

@@ -28,6 +28,7 @@
 #include "planar2_avx2.h"
 #include "avx2_ptq1_0.h"
 #include "production_ssse3.h"
+#include "../stages.h"
 
 #define ROWS 8 /* rows per batch (one fp32 lane each) */
 
@@ -58,73 +59,30 @@ void hsdr_cpu_pq2_0_release(void *prepared)
     free(prepared);
 }
 
-/* Activations: [Q8_0 blocks][d8 fp32][q permuted: per 128-block 4 x 32 bytes][dk = d8 / 4][sq = 4 sum q] */
-typedef struct {
-    hsdr_block_q8_0 *q;
-    float *d;
-    int8_t *qp;
-    float *dk;
-    int32_t *sq;
-} pq_act;
-
-static inline pq_act act_of(const hsdr_exec *e)
+/* q in code byte order: per 128-weight group 4 x 32 bytes, weight w at 32 (w % 4) + w / 4 */
+static void order_codes(const hsdr_cpu_q2_act *a, int K)
 {
-    const size_t nb = (size_t)e->K / 32;
-    char *p = e->act;
-    pq_act a;
-    a.q = (hsdr_block_q8_0 *)p;
-    p += align64(sizeof(hsdr_block_q8_0) * nb);
-    a.d = (float *)p;
-    p += align64(sizeof(float) * nb);
-    a.qp = (int8_t *)p;
-    p += align64((size_t)e->K);
-    a.dk = (float *)p;
-    p += align64(sizeof(float) * nb);
-    a.sq = (int32_t *)p;
-    return a;
-}
-
-size_t hsdr_cpu_pq2_0_act_bytes(int K)
-{
-    const size_t nb = (size_t)K / 32;
-    return align64(sizeof(hsdr_block_q8_0) * nb) + 3 * align64(sizeof(float) * nb) + align64((size_t)K) +
-           align64(sizeof(int32_t) * nb);
-}
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define TARGET __attribute__((target("avx2,fma,f16c")))
-
-/* The derived activation arrays: q in code byte order, 4 x exact sums of q, d8 / 4 (a power of two: exact). */
-static void finish_act(const pq_act *a, int K)
-{
-    hsdr_cpu_q8_0_sums(a->q, K / 32, a->sq);
     for (int g = 0; g < K / HSDR_QK; g++) {
         const hsdr_block_q8_0 *y = a->q + 4 * g;
-        int8_t *qp = a->qp + HSDR_QK * g;
+        int8_t *qp = a->qs + HSDR_QK * g;
         for (int w = 0; w < HSDR_QK; w++)
             qp[32 * (w % 4) + w / 4] = y[w / 32].qs[w % 32];
-    }
-    for (int b = 0; b < K / 32; b++) {
-        a->sq[b] *= 4;
-        a->dk[b] = a->d[b] * 0.25f; /* a power of two: exact */
     }
 }
 
 static void encode_stage(const hsdr_exec *e)
 {
-    const pq_act a = act_of(e);
-    hsdr_cpu_q8_0_quantize(e->x, e->K, a.q, a.d);
-    finish_act(&a, e->K);
+    hsdr_cpu_q2_encode(e, 0xf /* every sub-block */, order_codes);
 }
 
 void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e)
 {
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode_stage(e);
+    STAGE(e, ENCODE, encode_stage(e));
 }
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TARGET __attribute__((target("avx2,fma,f16c")))
 
 /* decode: the four code vectors of one block's qs (weights 4b + j in lane b; j = 1, 3 four times too large). */
 TARGET static inline void codes4(const uint8_t *blk, __m256i t[4])
@@ -165,7 +123,7 @@ TARGET static inline void transpose8(const __m256i S[8], __m256i I[4])
 }
 
 /* scale: isum_k = I[k] - 4 sum q (exact), sumi = fma(d8_k / 4, 4 isum_k, sumi) for k = 0..3 from +0. */
-TARGET static inline __m256 scale_block(const __m256i I[4], const pq_act *a, int g)
+TARGET static inline __m256 scale_block(const __m256i I[4], const hsdr_cpu_q2_act *a, int g)
 {
     __m256 sumi = _mm256_setzero_ps();
     for (int k = 0; k < 4; k++) {
@@ -196,10 +154,10 @@ TARGET static inline __m256 block_scales(const uint8_t *const rp[ROWS], size_t o
     return _mm256_cvtph_ps(d);
 }
 
-TARGET static inline void load_q(const pq_act *a, int g, __m256i Q[4])
+TARGET static inline void load_q(const hsdr_cpu_q2_act *a, int g, __m256i Q[4])
 {
     for (int j = 0; j < 4; j++)
-        Q[j] = _mm256_loadu_si256((const __m256i *)(a->qp + HSDR_QK * g + 32 * j));
+        Q[j] = _mm256_loadu_si256((const __m256i *)(a->qs + HSDR_QK * g + 32 * j));
 }
 
 /* Software prefetch of the next batch (see batch_rows): its 8 x 34 bytes per block, in address order. */
@@ -213,7 +171,7 @@ static inline void prefetch_next(const uint8_t *next, size_t next_len, int g)
 
 /* y of 8 rows (row pointers rp). */
 TARGET static __m256 batch_dot(const uint8_t *const rp[ROWS], const uint8_t *next, size_t next_len, int G,
-                               const pq_act *a)
+                               const hsdr_cpu_q2_act *a)
 {
     __m256 sumf = _mm256_setzero_ps();
     for (int g = 0; g < G; g++) {
@@ -265,7 +223,7 @@ TARGET void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratc
 {
     (void)scratch;
     const int G = e->K / HSDR_QK;
-    const pq_act a = act_of(e);
+    const hsdr_cpu_q2_act a = hsdr_cpu_q2_act_of(e);
     for (int r = r0; r < r1; r += ROWS) {
         const uint8_t *rp[ROWS], *next;
         size_t next_len;
@@ -289,7 +247,7 @@ size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R)
     return sizeof(stage_head) + 32 * 32 * G + 4 * 32 * G + 32 * G; /* codes, isums, sumi of one batch of 8 rows */
 }
 
-TARGET static void reduce_stored(const __m256i *T, const pq_act *a, int g, __m256i I[4])
+TARGET static void reduce_stored(const __m256i *T, const hsdr_cpu_q2_act *a, int g, __m256i I[4])
 {
     __m256i Q[4], S[ROWS];
     load_q(a, g, Q);
@@ -301,7 +259,7 @@ TARGET static void reduce_stored(const __m256i *T, const pq_act *a, int g, __m25
 TARGET static void stage_alone(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
     const int G = e->K / HSDR_QK;
-    const pq_act a = act_of(e);
+    const hsdr_cpu_q2_act a = hsdr_cpu_q2_act_of(e);
     stage_head *h = scratch;
     __m256i *codes = (__m256i *)(h + 1);
     __m256i *isum = codes + 32 * (size_t)G;
@@ -388,10 +346,6 @@ size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R)
 {
     (void)R;
     return (size_t)K;
-}
-void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e)
-{
-    (void)e;
 }
 void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {

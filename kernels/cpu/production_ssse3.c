@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../stages.h"
 #include "../../reference/fp16.h"
 #include "../../reference/matvec.h"
 #include "../../reference/ptq1_0.h"
@@ -115,10 +116,7 @@ static void encode_stage(const hsdr_exec *e)
 
 void hsdr_cpu_production_prologue(const hsdr_exec *e)
 {
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        encode_stage(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        encode_stage(e);
+    STAGE(e, ENCODE, encode_stage(e));
 }
 
 /* qh_powers[b]: bytes b, 3b, 9b, 27b (mod 256) at bits 0, 16, 32, 48 -- the four digit positions of a qh byte

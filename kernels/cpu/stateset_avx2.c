@@ -97,10 +97,7 @@ void hsdr_cpu_ss_encode(const hsdr_exec *e)
 
 void hsdr_cpu_ss_prologue(const hsdr_exec *e)
 {
-    if (!(e->skip & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE)))
-        hsdr_cpu_ss_encode(e);
-    if (e->twice & HSDR_STAGE_BIT(HSDR_STAGE_ENCODE))
-        hsdr_cpu_ss_encode(e);
+    STAGE(e, ENCODE, hsdr_cpu_ss_encode(e));
 }
 
 /* ---- scale and merge (plain C: a few operations per group against ~150 cycles of reduce) ---- */
