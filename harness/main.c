@@ -17,6 +17,7 @@
 #include "markers.h"
 #include "merge.h"
 #include "profile.h"
+#include "quality.h"
 #include "run.h"
 #include "states.h"
 #include "util.h"
@@ -37,8 +38,12 @@ static void usage(FILE *f)
             "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
             "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest)\n"
             "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
-            "      [--threads N] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
+            "      [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
             "        every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n"
+            "  quality [--model M] [--layers 2] [--seeds 4] [--tokens 2] [--vocab V] [--variants LIST] [--threads N]\n"
+            "      [--flns F,b] [--seed S] [--json FILE]\n"
+            "        SYNTHETIC model-shaped accuracy study: ternary FFN layers + head on real shapes, exact activations\n"
+            "        vs production Q8_0 vs each HSDR path: per-layer and final cosine, NMSE, KL of the softmax head\n"
             "  bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--json]\n"
             "        measured read bandwidth per thread count and working set (the roofline ceiling)\n"
             "  compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]\n"
@@ -57,20 +62,6 @@ static void usage(FILE *f)
             "  help | --version\n"
             "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or malformed input\n");
-}
-
-/* Strict integer parse of an option value; names the option on error. */
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "hsdr: %s: '%s' is not an integer in %ld..%ld\n", opt, s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -321,7 +312,7 @@ static int cmd_encode(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[0], "--prescale") == 0) {
         if (strcmp(argv[1], "auto") == 0)
             automatic = 1;
-        else if (parse_long("--prescale", argv[1], -1000, 1000, &e) != 0)
+        else if (hsdr_parse_long("--prescale", argv[1], -1000, 1000, &e) != 0)
             return HSDR_EXIT_USAGE;
         first = 2;
     }
@@ -373,15 +364,15 @@ static int cmd_states(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0) {
             opt.json = 1;
         } else if (i + 1 < argc && strcmp(argv[i], "--K") == 0) {
-            if (parse_long("--K", argv[++i], 1024, 1 << 20, &v) != 0)
+            if (hsdr_parse_long("--K", argv[++i], 1024, 1 << 20, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.K = (int)v;
         } else if (i + 1 < argc && strcmp(argv[i], "--vectors") == 0) {
-            if (parse_long("--vectors", argv[++i], 1, 1 << 20, &v) != 0)
+            if (hsdr_parse_long("--vectors", argv[++i], 1, 1 << 20, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.vectors = (int)v;
         } else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) {
-            if (parse_long("--seed", argv[++i], 0, 0x7fffffffL, &v) != 0)
+            if (hsdr_parse_long("--seed", argv[++i], 0, 0x7fffffffL, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.seed = (uint64_t)v;
         } else {
@@ -405,6 +396,8 @@ int main(int argc, char **argv)
         return hsdr_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "profile") == 0)
         return hsdr_cmd_profile(argc - 2, argv + 2);
+    if (strcmp(cmd, "quality") == 0)
+        return hsdr_cmd_quality(argc - 2, argv + 2);
     if (strcmp(cmd, "bandwidth") == 0)
         return hsdr_cmd_bandwidth(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)

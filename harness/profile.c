@@ -58,6 +58,8 @@ static int parse(int argc, char **argv, profile_options *o)
                 fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
                 return -1;
             }
+        } else if (strcmp(a, "--threads") == 0 && strcmp(v, "cores") == 0) {
+            o->threads = hsdr_machine_cores();
         } else if (strcmp(a, "--tokens") == 0 || strcmp(a, "--layers") == 0 || strcmp(a, "--threads") == 0 ||
                    strcmp(a, "--seed") == 0) {
             long n = strtol(v, &end, 10);
@@ -103,22 +105,6 @@ static int selected(const profile_options *o, const hsdr_variant *v)
         if (hsdr_glob_match(tok, v->name))
             return 1;
     return 0;
-}
-
-typedef struct {
-    hsdr_timing_setup *ts;
-    hsdr_pool *pool;
-} one_arg;
-
-static void one_fn(int tid, int nthreads, void *arg)
-{
-    one_arg *a = arg;
-    hsdr_exec e = a->ts->exec;
-    if (tid == 0 && a->ts->v->prologue)
-        a->ts->v->prologue(&e);
-    if (nthreads > 1)
-        hsdr_pool_barrier(a->pool);
-    a->ts->v->rows(&e, a->ts->r0[tid], a->ts->r1[tid], a->ts->scratch[tid]);
 }
 
 int hsdr_cmd_profile(int argc, char **argv)
@@ -202,6 +188,14 @@ int hsdr_cmd_profile(int argc, char **argv)
     int attn_layers = 0;
     for (int l = 0; l < o.layers; l++)
         attn_layers += hsdr_model_layer_is_attn(model, l);
+    /* the whole model's floor: every layer's weights (+ the head when measured) once per token */
+    double full_bytes = o.head ? (double)hsdr_gemv_weight_bytes(&model->head) : 0.0;
+    for (int l = 0; l < model->n_layers; l++) {
+        int attn = hsdr_model_layer_is_attn(model, l);
+        for (int i = 0; i < (attn ? model->n_attn : model->n_other); i++)
+            full_bytes += (double)hsdr_gemv_weight_bytes(attn ? &model->attn[i] : &model->other[i]);
+    }
+    const double full_floor_ns = full_bytes / ceiling * 1e9;
     printf("hsdr profile: %s, %d of %d layers%s measured (%d attention), %zu GEMVs, %.1f MB of PTQ1_0 weights per "
            "measured token (%s the %.0f MB last-level cache: %s); %d token(s), %d thread(s) (%s), activations %s\n",
            model->name, o.layers, model->n_layers, o.head ? " + head" : "", attn_layers, ng, total_bytes / 1e6,
@@ -244,16 +238,9 @@ int hsdr_cmd_profile(int argc, char **argv)
         if (!selected(&o, v))
             continue;
         /* validate first, on the first GEMV's shape (N clipped to 256 rows) */
-        hsdr_case c = {.variant = v, .K = g[0].shape->K, .N = g[0].shape->N < 256 ? g[0].shape->N : 256, .R = 1,
-                       .threads = 1, .dist = g[0].dist, .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
-        hsdr_inputs in;
-        hsdr_validation val = {false, ""};
-        if (hsdr_inputs_build(&in, c.K, c.N, c.dist, o.seed, err, sizeof err) == 0) {
-            hsdr_validate(&c, &in, &val);
-            hsdr_inputs_free(&in);
-        } else {
-            snprintf(val.detail, sizeof val.detail, "inputs: %.400s", err);
-        }
+        hsdr_validation val;
+        hsdr_validate_sample(v, g[0].shape->K, g[0].shape->N, g[0].dist, o.seed, 8, 12, &val);
+        hsdr_case c = {.variant = v, .R = 1, .dist = g[0].dist, .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
         if (!val.passed) {
             printf("%-14s FAILED VALIDATION (not timed): %s\n", v->name, val.detail);
             rc = HSDR_EXIT_FAIL;
@@ -284,9 +271,8 @@ int hsdr_cmd_profile(int argc, char **argv)
             double sum = 0.0;
             for (size_t i = 0; i < ng; i++) {
                 hsdr_dist_fill(g[i].dist, &rng, x, (size_t)g[i].shape->K, NULL); /* fresh activations, not timed */
-                one_arg a = {&ts[i], pool};
                 double t0 = hsdr_now_ns();
-                hsdr_pool_run(pool, one_fn, &a);
+                hsdr_timing_run_pool(&ts[i], pool);
                 double dt = hsdr_now_ns() - t0;
                 sum += dt;
                 if (t >= 0)
@@ -330,6 +316,7 @@ int hsdr_cmd_profile(int argc, char **argv)
             cJSON_AddNumberToObject(vo, "ms_per_token_full_model_extrapolated", full_ns / 1e6);
             cJSON_AddNumberToObject(vo, "tokens_per_s_full_model_extrapolated", 1e9 / full_ns);
         }
+        cJSON_AddNumberToObject(vo, "floor_ms_per_token_full_model", full_floor_ns / 1e6);
         cJSON_AddNumberToObject(vo, "convert_ms", convert_ns / 1e6);
         cJSON *br = cJSON_AddArrayToObject(vo, "per_gemv");
         for (size_t i = 0; i < ng; i++) {

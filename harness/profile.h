@@ -1,4 +1,4 @@
-/* `hsdr profile --model M [--tokens T] [--layers L] [--variants LIST] [--threads N]
+/* `hsdr profile --model M [--tokens T] [--layers L] [--variants LIST] [--threads N|cores]
  *               [--no-head] [--dist D] [--seed S] [--json FILE]`:
  * every GEMV of decode tokens on a real model's shapes (shapes.h), fresh activations per token (encoding counted,
  * per GEMV), per variant: ms/token, GEMV-only tokens/s, per-tensor breakdown, weight conversion cost. L layers are

@@ -30,6 +30,15 @@ static double mean(const int_samples *s)
     return s->n ? m / (double)s->n : 0.0;
 }
 
+/* hist[n] = number of tiles with n occupied states, n = 0..lanes (a tile of L lanes has at most L states). */
+static cJSON *histogram(const int_samples *s, int lanes)
+{
+    int counts[129] = {0};
+    for (size_t i = 0; i < s->n; i++)
+        counts[s->v[i]]++;
+    return cJSON_CreateIntArray(counts, lanes + 1);
+}
+
 int hsdr_states_run(const states_options *opt, FILE *out)
 {
     const int K = opt->K;
@@ -111,6 +120,8 @@ int hsdr_states_run(const states_options *opt, FILE *out)
             cJSON_AddNumberToObject(row, "q8_0_rel_rms_error", rq);
             cJSON_AddNumberToObject(row, "prescale_min", emin);
             cJSON_AddNumberToObject(row, "prescale_max", emax);
+            cJSON_AddItemToObject(row, "hist128", histogram(&s128, 128));
+            cJSON_AddItemToObject(row, "hist64", histogram(&s64, 64));
             char *txt = cJSON_PrintUnformatted(row);
             fprintf(out, "%s\n", txt ? txt : "{}");
             cJSON_free(txt);

@@ -1,5 +1,6 @@
 /* `hsdr states`: a short summary of the reference on synthetic activations -- occupied LNS8 states per 128- and
- * 64-lane tile and the activation quantization error of LNS8 and Q8_0 -- per distribution. */
+ * 64-lane tile (summary and, in JSON, the histogram hist128 / hist64: entry n = tiles with n occupied states) and the
+ * activation quantization error of LNS8 and Q8_0 -- per distribution. */
 #ifndef HSDR_STATES_H
 #define HSDR_STATES_H
 #include <stdint.h>

@@ -176,6 +176,12 @@ static void rep_fn(int tid, int nthreads, void *arg)
     hsdr_markers_stop("matvec");
 }
 
+void hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool)
+{
+    rep_arg a = {ts, pool, ts->copies[0], 0, 0, -1};
+    hsdr_pool_run(pool, rep_fn, &a);
+}
+
 void hsdr_stats_free(hsdr_stats *st)
 {
     free(st->samples);

@@ -32,6 +32,9 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
 void hsdr_timing_setup_free(hsdr_timing_setup *ts);
 /* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers) */
 void hsdr_timing_run_serial(hsdr_timing_setup *ts);
+/* One full matvec on the pool (prologue on thread 0, barrier, rows on every thread), on the first weight copy:
+ * what a timed repetition runs, for callers that use the output (profile, quality). */
+void hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool);
 
 typedef struct {
     int warmup, min_reps, max_reps;

@@ -64,3 +64,16 @@ int hsdr_glob_match(const char *pattern, const char *name)
 {
     return fnmatch(pattern, name, 0) == 0;
 }
+
+int hsdr_parse_long(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "hsdr: %s: '%s' is not an integer in %ld..%ld\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

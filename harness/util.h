@@ -11,6 +11,9 @@ enum { HSDR_EXIT_OK = 0, HSDR_EXIT_FAIL = 1, HSDR_EXIT_USAGE = 2 };
 char *hsdr_read_file(const char *path, size_t *len, char *err, size_t errlen);
 /* snprintf into err; returns -1 so callers can `return hsdr_errorf(...)`. */
 int hsdr_errorf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Strict integer parse of an option value (the whole string, lo..hi); on error prints
+ * "hsdr: OPT: 'S' is not an integer in LO..HI" and returns -1. */
+int hsdr_parse_long(const char *opt, const char *s, long lo, long hi, long *out);
 /* Monotonic clock in ns (exact in a double for centuries of uptime). */
 double hsdr_now_ns(void);
 /* 1 when name matches the shell glob pattern (fnmatch). */

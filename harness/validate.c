@@ -189,3 +189,19 @@ out:
     free(yr.ref);
     free(yr.tol);
 }
+
+void hsdr_validate_sample(const hsdr_variant *v, int K, int N, hsdr_dist dist, uint64_t seed, int F, int b,
+                          hsdr_validation *out)
+{
+    hsdr_case c = {.variant = v, .K = K, .N = N < 256 ? N : 256, .R = 1, .threads = 1, .dist = dist,
+                   .mode = HSDR_MODE_HOT, .flns_F = F, .flns_b = b};
+    hsdr_inputs in;
+    char err[400];
+    *out = (hsdr_validation){false, ""};
+    if (hsdr_inputs_build(&in, c.K, c.N, c.dist, seed, err, sizeof err) != 0) {
+        snprintf(out->detail, sizeof out->detail, "inputs: %s", err);
+        return;
+    }
+    hsdr_validate(&c, &in, out);
+    hsdr_inputs_free(&in);
+}

@@ -14,6 +14,10 @@ typedef struct {
 } hsdr_validation;
 
 void hsdr_validate(const hsdr_case *c, const hsdr_inputs *in, hsdr_validation *out);
+/* hsdr_validate on fresh inputs of (K, N clipped to 256 rows, dist, seed), one thread, hot, R = 1, fLNS (F, b):
+ * the gate of commands that use a variant's output without a matrix case (profile, quality). */
+void hsdr_validate_sample(const hsdr_variant *v, int K, int N, hsdr_dist dist, uint64_t seed, int F, int b,
+                          hsdr_validation *out);
 
 /* The reference value and tolerance the timed path's y[r] is held to (also used for error metrics). */
 typedef struct {

@@ -1,0 +1,21 @@
+#!/bin/sh
+# plots_pipeline.sh HSDR OUT_DIR: a small results directory from every producer (hsdr run on
+# tests/data/plots/matrix.yaml, states, profile, quality), then plots/run on it: every figure and REPORT.md must be
+# produced, and REPORT.md must show every figure.
+set -eu
+hsdr=$1 out=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$out"
+"$hsdr" run "$root/tests/data/plots/matrix.yaml" --out "$out" --quiet >/dev/null
+"$hsdr" states --json --vectors 4 >"$out/states.jsonl"
+"$hsdr" profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants 'cpu.production,cpu.direct' \
+    --json "$out/profile-bonsai-4b.json" >/dev/null
+"$hsdr" quality --model bonsai-4b --layers 2 --seeds 1 --tokens 1 --vocab 1024 --json "$out/quality.json" >/dev/null
+"$root/plots/run" "$out"
+n=0
+for f in stages breakeven roofline speedup error states profile quality; do
+    [ -s "$out/figures/$f.png" ] || { echo "plots pipeline: figures/$f.png was not produced"; exit 1; }
+    grep -q "figures/$f.png" "$out/REPORT.md" || { echo "plots pipeline: REPORT.md does not show figures/$f.png"; exit 1; }
+    n=$((n + 1))
+done
+echo "plots pipeline: $n figures and REPORT.md OK"
