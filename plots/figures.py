@@ -569,9 +569,10 @@ def profile(ds, palette):
     handles = [Patch(color="0.5", label="measured layers")]
     if extrapolated:
         handles.append(Patch(facecolor="white", edgecolor="0.5", hatch="///", label="full model, extrapolated"))
-    handles.append(Line2D([], [], color="k", ls="--",
-                          label="bytes floor (weights / measured ceiling): measured layers, full model"))
-    figure_legend(fig, handles, ncol=3)
+    handles.append(Line2D([], [], color="k", ls="--", label="bytes floor of the measured layers (weights / ceiling)"))
+    if extrapolated:
+        handles.append(Line2D([], [], color="k", ls=":", label="bytes floor of the full model"))
+    figure_legend(fig, handles, ncol=4)
     threads = sorted({p["threads"] for p in ds.profiles.values()})
     set_title(fig, ds, "hsdr profile: decode tokens/s from GEMVs alone",
               f"threads {', '.join(map(str, threads))}; cold/hot per panel")
@@ -580,7 +581,7 @@ def profile(ds, palette):
 
 
 def profile_panel(ax, prof, palette):
-    """One model: measured (solid) and extrapolated (hatched) tokens/s per variant, the floor dashed above each."""
+    """One model: measured (solid) and extrapolated (hatched) tokens/s per variant, the floors as lines."""
     variants = prof["variants"]
     pair = any(v.get("tokens_per_s_full_model_extrapolated") for v in variants)
     offset, width = (0.2, 0.38) if pair else (0.0, 0.6)
@@ -593,13 +594,14 @@ def profile_panel(ax, prof, palette):
         if full:
             ax.bar(x + offset, full, width, facecolor="white", edgecolor=color, hatch="///")
             ax.text(x + offset, full, sig(full), ha="center", va="bottom", fontsize=7)
-        floors = [(x - offset, q.floor_tokens_per_s(v))]
-        if full and v.get("floor_ms_per_token_full_model"):  # the whole model's floor, above its bar
-            floors.append((x + offset, 1000.0 / v["floor_ms_per_token_full_model"]))
-        for centre, floor in floors:
-            if floor:
-                ax.plot([centre - width / 2, centre + width / 2], [floor, floor], "k--", lw=1.5)
-                ax.text(centre, floor, f"floor {sig(floor)}", ha="center", va="bottom", fontsize=7)
+    # the floors depend on the weights and the one ceiling of the run, not on the variant: one line each
+    floor = q.floor_tokens_per_s(variants[0]) if variants else None
+    full_ms = variants[0].get("floor_ms_per_token_full_model") if variants and pair else None
+    for value, style, what in ((floor, "--", "measured layers"), (1000.0 / full_ms if full_ms else None, ":",
+                                                                  "full model")):
+        if value:
+            ax.axhline(value, color="k", ls=style, lw=1.3)
+            ax.text(len(variants) - 0.5, value, f"floor, {what}: {sig(value)}", ha="right", va="bottom", fontsize=7)
     ax.set_xticks(range(len(variants)))
     ax.set_xticklabels([v["variant"] for v in variants], rotation=30, ha="right", fontsize=8)
     ax.grid(axis="y", alpha=0.3)

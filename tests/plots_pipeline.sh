@@ -1,7 +1,7 @@
 #!/bin/sh
 # plots_pipeline.sh HSDR OUT_DIR: a small results directory from every producer (hsdr run on
 # tests/data/plots/matrix.yaml, states, profile, quality), then plots/run on it: every figure and REPORT.md must be
-# produced, and REPORT.md must show every figure.
+# produced from real data (no placeholder), and REPORT.md must show every figure.
 set -eu
 hsdr=$1 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +11,12 @@ rm -rf "$out"
 "$hsdr" profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants 'cpu.production,cpu.direct' \
     --json "$out/profile-bonsai-4b.json" >/dev/null
 "$hsdr" quality --model bonsai-4b --layers 2 --seeds 1 --tokens 1 --vocab 1024 --json "$out/quality.json" >/dev/null
-"$root/plots/run" "$out"
+"$root/plots/run" "$out" | tee "$out/plots.log"
+# every input is present: a placeholder here means a figure no longer understands what the producers write
+if grep -q "(placeholder:" "$out/plots.log"; then
+    echo "plots pipeline: a figure was drawn as a placeholder although its inputs exist"
+    exit 1
+fi
 n=0
 for f in stages breakeven roofline speedup error states profile quality; do
     [ -s "$out/figures/$f.png" ] || { echo "plots pipeline: figures/$f.png was not produced"; exit 1; }
