@@ -97,14 +97,7 @@ static int selected(const profile_options *o, const hsdr_variant *v)
 {
     if (!v->rows || hsdr_variant_unavailable(v))
         return 0;
-    if (!o->variants)
-        return 1;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", o->variants);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-        if (hsdr_glob_match(tok, v->name))
-            return 1;
-    return 0;
+    return !o->variants || hsdr_glob_list_match(o->variants, v->name);
 }
 
 int hsdr_cmd_profile(int argc, char **argv)

@@ -168,12 +168,7 @@ static int select_paths(const quality_options *o, path **out, int *count)
     if (o->variants) {
         for (size_t i = 0; i < hsdr_registry_count; i++) {
             const hsdr_variant *v = &hsdr_registry[i];
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", o->variants);
-            int match = 0;
-            for (char *tok = strtok(buf, ","); tok && !match; tok = strtok(NULL, ","))
-                match = hsdr_glob_match(tok, v->name);
-            if (match && runnable(v))
+            if (hsdr_glob_list_match(o->variants, v->name) && runnable(v))
                 p[n++] = (path){.name = v->name, .v = v};
         }
     } else {

@@ -77,3 +77,20 @@ int hsdr_parse_long(const char *opt, const char *s, long lo, long hi, long *out)
     *out = v;
     return 0;
 }
+
+int hsdr_glob_list_match(const char *list, const char *name)
+{
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char pattern[256];
+        if (n > 0 && n < sizeof pattern) {
+            memcpy(pattern, p, n);
+            pattern[n] = '\0';
+            if (hsdr_glob_match(pattern, name))
+                return 1;
+        }
+        p += n + (end != NULL);
+    }
+    return 0;
+}

@@ -18,5 +18,7 @@ int hsdr_parse_long(const char *opt, const char *s, long lo, long hi, long *out)
 double hsdr_now_ns(void);
 /* 1 when name matches the shell glob pattern (fnmatch). */
 int hsdr_glob_match(const char *pattern, const char *name);
+/* 1 when name matches one of the comma-separated shell glob patterns of list ("cpu.*,ref.q8_0"). */
+int hsdr_glob_list_match(const char *list, const char *name);
 
 #endif
