@@ -205,7 +205,13 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
     char err[256] = "";
     /* the tolerance scale of y_exact: sum |terms| per row, from the exact reference itself */
     double *abs_exact = (v->outputs & HSDR_OUT_Y_EXACT) ? malloc(sizeof(double) * 2 * (size_t)c->N) : NULL;
-    if (hsdr_outputs_alloc(&o, v, c->N, G, &io) != 0 || ((v->outputs & HSDR_OUT_Y_EXACT) && !abs_exact)) {
+    /* the CUDA production sequence is not in the vector files: the reference computes it from the case's inputs */
+    float *q8_1_want = (v->outputs & HSDR_OUT_Y_Q8_1) ? malloc(sizeof(float) * (size_t)c->N) : NULL;
+    hsdr_block_q8_1 *q8_1_act = q8_1_want ? malloc(sizeof(hsdr_block_q8_1) * (size_t)(c->K / 32)) : NULL;
+    if (q8_1_act)
+        hsdr_matvec_q8_1_warp(c->weights, c->x, c->K, c->N, q8_1_act, q8_1_want);
+    if (hsdr_outputs_alloc(&o, v, c->N, G, &io) != 0 || ((v->outputs & HSDR_OUT_Y_EXACT) && !abs_exact) ||
+        ((v->outputs & HSDR_OUT_Y_Q8_1) && !q8_1_act)) {
         mismatch(r, "out of memory");
     } else if (v->matvec(v, &io, err, sizeof err) != 0) {
         mismatch(r, "the variant failed: %s", err);
@@ -220,6 +226,13 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
                 if (isnan(got) || fabs(got - c->expect_y_exact[row]) > 1e-9 * fmax(1.0, abs_exact[row]))
                     mismatch(r, "field expect.y_exact[%d]: got %.17g, expected %.17g", row, got,
                              c->expect_y_exact[row]);
+            }
+            if ((out & HSDR_OUT_Y_Q8_1) && q8_1_want) {
+                float got = o.y_f32[row], want = q8_1_want[row];
+                if (hsdr_f32_bits(got) != hsdr_f32_bits(want))
+                    mismatch(r, "y[%d] against the CUDA production sequence (reference hsdr_matvec_q8_1_warp): got %.9g "
+                                "(0x%08x), expected %.9g (0x%08x): not bit-identical",
+                             row, (double)got, hsdr_f32_bits(got), (double)want, hsdr_f32_bits(want));
             }
             if (out & HSDR_OUT_Y_Q8_0) {
                 float got = o.y_f32[row], want = c->expect_y_q8_0[row];
@@ -257,6 +270,8 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
     }
     hsdr_outputs_free(&o);
     free(abs_exact);
+    free(q8_1_want);
+    free(q8_1_act);
     free(codes);
 }
 
@@ -275,8 +290,8 @@ static bool applies(const vec_case *c, const hsdr_variant *v)
     case VEC_MATVEC:
         if (out & HSDR_OUT_CODEC)
             return v->auto_prescale != NULL; /* the automatic pre-scale of x */
-        return v->matvec && (out & (HSDR_OUT_Y_EXACT | HSDR_OUT_Y_Q8_0 | HSDR_OUT_Y_LNS8 | HSDR_OUT_Q1516 |
-                                    (c->expect_mA ? HSDR_OUT_A : 0u)));
+        return v->matvec && (out & (HSDR_OUT_Y_EXACT | HSDR_OUT_Y_Q8_0 | HSDR_OUT_Y_Q8_1 | HSDR_OUT_Y_LNS8 |
+                                    HSDR_OUT_Q1516 | (c->expect_mA ? HSDR_OUT_A : 0u)));
     default: return false;
     }
 }

@@ -239,8 +239,9 @@ static void outputs_string(unsigned o, char *buf, size_t n)
     static const struct {
         unsigned bit;
         const char *name;
-    } names[] = {{HSDR_OUT_CODEC, "codec"}, {HSDR_OUT_Y_EXACT, "y_exact"}, {HSDR_OUT_Y_Q8_0, "y_q8_0"},
-                 {HSDR_OUT_Y_LNS8, "y_lns8"}, {HSDR_OUT_A, "A"},             {HSDR_OUT_C, "C"},
+    } names[] = {{HSDR_OUT_CODEC, "codec"},   {HSDR_OUT_Y_EXACT, "y_exact"}, {HSDR_OUT_Y_Q8_0, "y_q8_0"},
+                 {HSDR_OUT_Y_Q8_1, "y_q8_1"},  {HSDR_OUT_Y_LNS8, "y_lns8"},   {HSDR_OUT_A, "A"},
+                 {HSDR_OUT_C, "C"},
                  {HSDR_OUT_Q1516, "q15_16"}, {HSDR_OUT_FLNS, "flns"}};
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

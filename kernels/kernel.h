@@ -36,6 +36,8 @@ enum {
     HSDR_OUT_C = 1u << 5,      /* state counts per group, exact */
     HSDR_OUT_Q1516 = 1u << 6,  /* Q15.16 per group and per row, within the spec bound */
     HSDR_OUT_FLNS = 1u << 7,   /* fLNS root (lambda, sign) per group, exact */
+    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to the CUDA production sequence (hsdr_matvec_q8_1_warp), computed
+                                  by the checker from the case's weights and x */
 };
 
 /* Inputs and outputs of one matvec. Output pointers are NULL when not wanted; a variant writes only those it

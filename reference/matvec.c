@@ -65,6 +65,37 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
+void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y)
+{
+    enum { LANES = 32 };
+    const int G = K / HSDR_QK;
+    hsdr_q8_1_quantize(x, (size_t)K, y_q8);
+    for (int r = 0; r < N; r++) {
+        float p[LANES] = {0.0f};
+        for (int b = 0; b < G; b++) {
+            const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
+            int8_t t[HSDR_QK];
+            hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+            float acc = 0.0f;
+            for (int k = 0; k < 4; k++) {
+                const hsdr_block_q8_1 *a = &y_q8[4 * b + k];
+                int32_t isum = 0;
+                for (int j = 0; j < HSDR_Q8_BLOCK; j++)
+                    isum += t[32 * k + j] * a->qs[j]; /* exact: |isum| <= 32 * 127 */
+                acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum, acc);
+            }
+            p[b % LANES] = fmaf(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), acc, p[b % LANES]);
+        }
+        for (int o = LANES / 2; o >= 1; o /= 2) {
+            float q[LANES];
+            for (int l = 0; l < LANES; l++)
+                q[l] = p[l] + p[l ^ o];
+            memcpy(p, q, sizeof p);
+        }
+        y[r] = p[0];
+    }
+}
+
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)
 {
     int8_t t[HSDR_QK];

@@ -1,0 +1,24 @@
+/* The CUDA backend's C entry points, called from the registry (kernels/registry.c). Built from the .cu files of
+ * kernels/cuda/ when CMake finds nvcc (HSDR_CUDA); otherwise kernels/cuda/stub.c provides the same functions, and
+ * every CUDA variant reports why it cannot run. */
+#ifndef HSDR_CUDA_H
+#define HSDR_CUDA_H
+#include <stddef.h>
+
+#include "../kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* NULL when a CUDA device can run the kernels, else why not (built without CUDA; no device; driver too old). */
+const char *hsdr_cuda_unavailable(void);
+
+/* cuda.production, checking interface: Q8_1 activations quantized on the device, then the generic mat-vec (one
+ * thread per 128-block, 4-byte decode, dp4a, one warp per row); y bit-identical to hsdr_matvec_q8_1_warp. */
+int hsdr_cuda_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,19 @@
+/* The CUDA entry points of a build without CUDA (no nvcc, or HSDR_CUDA=OFF): the variants stay in the registry and
+ * say why they cannot run. */
+#include <stdio.h>
+
+#include "cuda.h"
+
+static const char reason[] = "built without CUDA (nvcc not found, or HSDR_CUDA=OFF)";
+
+const char *hsdr_cuda_unavailable(void)
+{
+    return reason;
+}
+
+int hsdr_cuda_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    (void)v, (void)io;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
