@@ -1510,7 +1510,7 @@ static bool skip_reason(const expander *x, const hsdr_case *c, bool user_rules, 
             return true;
         }
     }
-    if (!c->variant->rows) {
+    if (!hsdr_variant_timed(c->variant)) {
         snprintf(reason, len, "not benchmarkable: %s has no timing interface (rows)", c->variant->name);
         return true;
     }

@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, profile_options *o)
 /* Variants to profile: a comma list of names/globs, default every benchmarkable variant available here. */
 static int selected(const profile_options *o, const hsdr_variant *v)
 {
-    if (!v->rows || hsdr_variant_unavailable(v))
+    if (!v->rows || hsdr_variant_unavailable(v)) /* host variants: a device's token needs its own graph timing */
         return 0;
     return !o->variants || hsdr_glob_list_match(o->variants, v->name);
 }
@@ -265,7 +265,10 @@ int hsdr_cmd_profile(int argc, char **argv)
             for (size_t i = 0; i < ng; i++) {
                 hsdr_dist_fill(g[i].dist, &rng, x, (size_t)g[i].shape->K, NULL); /* fresh activations, not timed */
                 double t0 = hsdr_now_ns();
-                hsdr_timing_run_pool(&ts[i], pool);
+                if (hsdr_timing_run_pool(&ts[i], pool) != 0) {
+                    fprintf(stderr, "hsdr profile: %s: %s\n", v->name, ts[i].err);
+                    ok = 0;
+                }
                 double dt = hsdr_now_ns() - t0;
                 sum += dt;
                 if (t >= 0)

@@ -61,6 +61,7 @@ typedef struct {
     int *top1;
     int n;                     /* samples so far */
     int failed;                /* failed validation: never run */
+    int device_failed;         /* a device call failed during the study: its numbers are not reported */
 } path;
 
 typedef struct {
@@ -155,7 +156,7 @@ static const char *const default_families[] = {"production", "direct", "flns", "
 
 static int runnable(const hsdr_variant *v)
 {
-    return v->rows && !hsdr_variant_unavailable(v);
+    return hsdr_variant_timed(v) && !hsdr_variant_unavailable(v);
 }
 
 static int select_paths(const quality_options *o, path **out, int *count)
@@ -375,7 +376,10 @@ static void gemv(quality_run *q, path *p, int i, double *y)
         exact_arg a = {t, q->xf, y};
         hsdr_pool_run(q->pool, exact_fn, &a);
     } else {
-        hsdr_timing_run_pool(&p->ts[i], q->pool);
+        if (hsdr_timing_run_pool(&p->ts[i], q->pool) != 0) {
+            fprintf(stderr, "hsdr quality: %s: %s\n", p->name, p->ts[i].err);
+            p->device_failed = 1;
+        }
         for (int r = 0; r < t->N; r++)
             y[r] = p->ts[i].exec.y[r];
     }
@@ -785,6 +789,10 @@ int hsdr_cmd_quality(int argc, char **argv)
                 record(&q, p, lo, lg, ex_lo + (size_t)t * L * H, ex_lg + (size_t)t * q.o.vocab);
             }
             setups_free(&q, p);
+            if (p->device_failed) {
+                p->failed = 1;
+                rc = HSDR_EXIT_FAIL;
+            }
             printf(", %s %.1f s", p->name, (hsdr_now_ns() - t0) / 1e9);
             fflush(stdout);
         }

@@ -161,7 +161,7 @@ static void time_stages(run_state *rs, hsdr_timing_setup *ts, hsdr_pool *pool, d
             continue;
         double alone = NAN, removed = NAN, doubled = NAN;
         hsdr_stats st;
-        if (rs->opt->stages != STAGES_ABLATION && rs->opt->stages != STAGES_NONE && v->stage &&
+        if (rs->opt->stages != STAGES_ABLATION && rs->opt->stages != STAGES_NONE && (v->stage || v->device) &&
             hsdr_time_stage(ts, pool, (hsdr_stage)s, &pol, &st) == 0) {
             alone = st.median;
             hsdr_stats_free(&st);
@@ -214,14 +214,14 @@ static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in,
         return row;
     }
     /* one full run fills every intermediate buffer (stage-alone runs read them) */
-    hsdr_timing_run_serial(&ts);
     hsdr_timing_policy pol = main_policy(rs->m);
     hsdr_stats st;
-    if (hsdr_time_full(&ts, pool, 0, 0, &pol, &st) != 0) {
+    if (hsdr_timing_run_serial(&ts) != 0 || hsdr_time_full(&ts, pool, 0, 0, &pol, &st) != 0) {
+        snprintf(err, sizeof err, "%s", ts.err[0] ? ts.err : "out of memory for samples");
         hsdr_timing_setup_free(&ts);
         cJSON_AddStringToObject(row, "status", "error");
-        cJSON_AddStringToObject(row, "error", "out of memory for samples");
-        snprintf(line, linen, "ERROR: out of memory");
+        cJSON_AddStringToObject(row, "error", err);
+        snprintf(line, linen, "ERROR: %s", err);
         return row;
     }
     cJSON_AddStringToObject(row, "status", "ok");
@@ -231,8 +231,16 @@ static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in,
     hsdr_bw_result bw = {0};
     double ceiling = NAN;
     size_t bw_bytes = c->mode == HSDR_MODE_HOT ? in->weight_bytes : (size_t)64 << 20;
-    if (hsdr_read_bandwidth_cached(pool, bw_bytes, c->mode, &bw, err, sizeof err) == 0)
+    if (v->device) {
+        /* a device: its plain streaming read of the same bytes per launch, on the same clock (cold: rotating over
+         * more than 3x its L2) */
+        double bps;
+        if (v->device->read_bandwidth(in->weight_bytes, c->mode == HSDR_MODE_COLD, &bps, err, sizeof err) == 0)
+            ceiling = bps;
+        cJSON_AddStringToObject(row, "device", v->device->describe());
+    } else if (hsdr_read_bandwidth_cached(pool, bw_bytes, c->mode, &bw, err, sizeof err) == 0) {
         ceiling = bw.bytes_per_s;
+    }
     double floor_ns = ceiling > 0 ? (double)in->weight_bytes / ceiling * 1e9 : NAN;
     add_nullable(row, "ceiling_bytes_per_s", ceiling);
     add_nullable(row, "bytes_floor_ns", floor_ns);
@@ -266,7 +274,9 @@ static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in,
     }
     cJSON_AddNumberToObject(row, "critical_path_depth", critical_path(v, c->K));
     /* output error of the timed path (y from the last repetition: validated above, deterministic) */
-    hsdr_timing_run_serial(&ts);
+    if (hsdr_timing_run_serial(&ts) != 0)
+        for (int r = 0; r < in->N; r++)
+            ts.exec.y[r] = NAN; /* the device failed now: the error fields say so (NaN) */
     double nmse, max_rel, pnmse, pmax;
     output_error(ts.exec.y, NULL, in->y_exact, in->N, &nmse, &max_rel);
     output_error(in->y_q8, NULL, in->y_exact, in->N, &pnmse, &pmax);

@@ -28,6 +28,8 @@ static size_t align64(size_t n)
 
 void hsdr_timing_setup_free(hsdr_timing_setup *ts)
 {
+    if (ts->dev)
+        ts->v->device->destroy(ts->dev);
     if (ts->copies) {
         if (ts->v->prepare && ts->copies[0])
             ts->v->release(ts->copies[0]); /* the others are memcpy copies inside raw_block */
@@ -45,6 +47,28 @@ void hsdr_timing_setup_free(hsdr_timing_setup *ts)
     memset(ts, 0, sizeof *ts);
 }
 
+/* A device variant's setup: the variant uploads its copies (cold: more than 3x the device's L2 in rotation). */
+static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode mode, char *err, size_t errlen)
+{
+    const hsdr_device_ops *d = ts->v->device;
+    size_t n = 1;
+    if (mode == HSDR_MODE_COLD)
+        n = 3 * d->l2_bytes() / in->weight_bytes + 2;
+    double convert_ns = 0.0;
+    size_t footprint = in->weight_bytes;
+    if (d->create(ts->v, &ts->exec, in->W, (int)n, &ts->dev, &convert_ns, &footprint, err, errlen) != 0) {
+        ts->dev = NULL;
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        hsdr_timing_setup_free(ts);
+        return hsdr_errorf(err, errlen, "device setup failed: %s", why);
+    }
+    ts->ncopies = n;
+    ts->convert_ns = convert_ns;
+    ts->footprint = ts->copy_bytes = footprint;
+    return 0;
+}
+
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, char *err, size_t errlen)
 {
@@ -55,6 +79,9 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
     ts->exec = (hsdr_exec){.K = in->K, .N = in->N, .R = v->uses_R ? c->R : 1, .flns_F = c->flns_F,
                            .flns_b = c->flns_b, .x = in->x};
     ts->exec.y = malloc(sizeof(float) * (size_t)in->N);
+    if (v->device)
+        return ts->exec.y ? device_setup(ts, in, mode, err, errlen)
+                          : hsdr_errorf(err, errlen, "out of memory for y (%d rows)", in->N);
     size_t act = v->act_bytes ? v->act_bytes(in->K) : 0;
     ts->exec.act = act ? aligned_alloc(64, align64(act)) : NULL;
     ts->scratch = calloc((size_t)nthreads, sizeof(void *));
@@ -136,12 +163,26 @@ oom:
                        in->weight_bytes);
 }
 
-void hsdr_timing_run_serial(hsdr_timing_setup *ts)
+/* One full device run on copy 0, y copied back into ts->exec.y. */
+static int device_full(hsdr_timing_setup *ts)
 {
+    const hsdr_device_ops *d = ts->v->device;
+    double ns;
+    if (d->time(ts->dev, ts->exec.x, 0, -1, 0, 0, &ns, ts->err, sizeof ts->err) != 0 ||
+        d->output(ts->dev, ts->exec.y, ts->err, sizeof ts->err) != 0)
+        return -1;
+    return 0;
+}
+
+int hsdr_timing_run_serial(hsdr_timing_setup *ts)
+{
+    if (ts->dev)
+        return device_full(ts);
     hsdr_exec e = ts->exec;
     if (ts->v->prologue)
         ts->v->prologue(&e);
     ts->v->rows(&e, 0, e.N, ts->scratch[0]);
+    return 0;
 }
 
 typedef struct {
@@ -176,10 +217,13 @@ static void rep_fn(int tid, int nthreads, void *arg)
     hsdr_markers_stop("matvec");
 }
 
-void hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool)
+int hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool)
 {
+    if (ts->dev)
+        return device_full(ts);
     rep_arg a = {ts, pool, ts->copies[0], 0, 0, -1};
     hsdr_pool_run(pool, rep_fn, &a);
+    return 0;
 }
 
 void hsdr_stats_free(hsdr_stats *st)
@@ -206,6 +250,22 @@ static void summarize(hsdr_stats *st, double *sorted)
     st->rel_spread = st->median > 0 ? (st->p75 - st->p25) / st->median : 0.0;
 }
 
+/* One repetition on the next weight copy: host variants timed by the monotonic clock around the pool's run, device
+ * variants by the device (their launches only). */
+static int one_rep(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, double *ns)
+{
+    const size_t copy = ts->next_copy;
+    ts->next_copy = (ts->next_copy + 1) % ts->ncopies;
+    if (ts->dev)
+        return ts->v->device->time(ts->dev, ts->exec.x, (int)copy, a->stage, a->skip, a->twice, ns, ts->err,
+                                   sizeof ts->err);
+    a->weights = ts->copies[copy];
+    double t0 = hsdr_now_ns();
+    hsdr_pool_run(pool, rep_fn, a);
+    *ns = hsdr_now_ns() - t0;
+    return 0;
+}
+
 static int measure(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, const hsdr_timing_policy *pol, hsdr_stats *st)
 {
     memset(st, 0, sizeof *st);
@@ -217,20 +277,16 @@ static int measure(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, const hsd
         hsdr_stats_free(st);
         return -1;
     }
-    double start = hsdr_now_ns(), limit = pol->time_limit_s * 1e9;
-    for (int w = 0; w < pol->warmup; w++) {
-        a->weights = ts->copies[ts->next_copy];
-        ts->next_copy = (ts->next_copy + 1) % ts->ncopies;
-        hsdr_pool_run(pool, rep_fn, a);
-    }
+    double start = hsdr_now_ns(), limit = pol->time_limit_s * 1e9, sample;
+    for (int w = 0; w < pol->warmup; w++)
+        if (one_rep(ts, pool, a, &sample) != 0)
+            goto fail;
     st->stop = "max_reps";
     while (st->reps < cap) {
-        a->weights = ts->copies[ts->next_copy];
-        ts->next_copy = (ts->next_copy + 1) % ts->ncopies;
-        double t0 = hsdr_now_ns();
-        hsdr_pool_run(pool, rep_fn, a);
+        if (one_rep(ts, pool, a, &sample) != 0)
+            goto fail;
         double t1 = hsdr_now_ns();
-        st->samples[st->reps++] = t1 - t0;
+        st->samples[st->reps++] = sample;
         if (st->reps >= pol->min_reps) {
             summarize(st, sorted);
             if (st->rel_spread <= pol->noise_target) {
@@ -246,6 +302,10 @@ static int measure(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, const hsd
     summarize(st, sorted);
     free(sorted);
     return 0;
+fail:
+    free(sorted);
+    hsdr_stats_free(st);
+    return -1;
 }
 
 int hsdr_time_full(hsdr_timing_setup *ts, hsdr_pool *pool, unsigned skip, unsigned twice,

@@ -22,19 +22,23 @@ typedef struct {
     double convert_ns;       /* time of the first prepare(), 0 without one */
     size_t footprint;        /* prepared bytes, or the PTQ1_0 bytes */
     size_t next_copy;
+    hsdr_device_run *dev;    /* device variants: the variant's device state (no host copies, no scratch) */
+    char err[256];           /* why the last device call failed */
 } hsdr_timing_setup;
 
-/* Memory a setup may use for cold copies (bytes): min(4 GiB, a quarter of physical memory). */
+/* Memory a setup may use for cold copies (bytes): min(4 GiB, a quarter of physical memory). Device variants: weight
+ * copies on the device totalling more than 3x its L2 (cold), made by the variant. */
 size_t hsdr_timing_memory_cap(void);
 /* 0, or -1 with a message (an out-of-memory message names the bytes needed). */
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, char *err, size_t errlen);
 void hsdr_timing_setup_free(hsdr_timing_setup *ts);
-/* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers) */
-void hsdr_timing_run_serial(hsdr_timing_setup *ts);
+/* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers); a device variant:
+ * one full run, y copied back. 0, or -1 with the device's message in ts->err. */
+int hsdr_timing_run_serial(hsdr_timing_setup *ts);
 /* One full matvec on the pool (prologue on thread 0, barrier, rows on every thread), on the first weight copy:
  * what a timed repetition runs, for callers that use the output (profile, quality). */
-void hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool);
+int hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool);
 
 typedef struct {
     int warmup, min_reps, max_reps;
@@ -50,7 +54,9 @@ typedef struct {
 } hsdr_stats;
 void hsdr_stats_free(hsdr_stats *st);
 
-/* The full matvec (prologue, barrier, rows) with ablation masks; or one stage alone (stage >= 0). */
+/* The full matvec (prologue, barrier, rows) with ablation masks; or one stage alone (stage >= 0). Host variants
+ * are timed with the monotonic clock around the pool's run, device variants by the device's clock. 0, or -1 (out of
+ * memory, or the device's message in ts->err). */
 int hsdr_time_full(hsdr_timing_setup *ts, hsdr_pool *pool, unsigned skip, unsigned twice,
                    const hsdr_timing_policy *pol, hsdr_stats *st);
 int hsdr_time_stage(hsdr_timing_setup *ts, hsdr_pool *pool, hsdr_stage s, const hsdr_timing_policy *pol,

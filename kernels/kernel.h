@@ -76,6 +76,31 @@ typedef struct {
 } hsdr_exec;
 
 typedef struct hsdr_variant hsdr_variant;
+
+/* Device backends (CUDA; later Vulkan and Metal). The variant owns the device memory and times itself with the
+ * device's clock (CUDA events), so launch latency and host clocks stay out of kernel times; the harness calls these
+ * instead of prepare / prologue / rows and keeps no host copies of the weights. */
+typedef struct hsdr_device_run hsdr_device_run; /* the variant's own state: device buffers, events */
+typedef struct {
+    /* Upload (and convert) the weights in ncopies copies (cold runs rotate over them) for e's K, N, R and fLNS
+     * parameters; *convert_ns: device time of the conversion (0 without one); *footprint: bytes of one copy. */
+    int (*create)(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                  hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen);
+    /* Upload x (K floats; not timed), then one timed repetition on weight copy `copy`: the full matvec with the
+     * ablation masks skip / twice (stage < 0), or stage `stage` alone on the buffers a full run left. *ns: device
+     * time of the launches. */
+    int (*time)(hsdr_device_run *run, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
+                char *err, size_t errlen);
+    int (*output)(hsdr_device_run *run, float *y, char *err, size_t errlen); /* y of the last full run */
+    void (*destroy)(hsdr_device_run *run);
+    size_t (*l2_bytes)(void);
+    /* The device's read bandwidth: a plain streaming read of `bytes` (cold: rotating over more than 3x the L2),
+     * timed with the same clock: the ceiling of the roofline. */
+    int (*read_bandwidth)(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
+    const char *(*describe)(void); /* device name and properties, for the results' context */
+    const void *impl;              /* the backend's own table for this variant (its kernels), opaque here */
+} hsdr_device_ops;
+
 struct hsdr_variant {
     const char *name;    /* unique, "<backend>.<idea>" */
     const char *backend; /* reference | cpu | cuda | vulkan | metal */
@@ -114,7 +139,15 @@ struct hsdr_variant {
      * that thread's range; activation-side stages (encode, and route when it is per matvec) work only in the call
      * with r0 == 0. */
     void (*stage)(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
+    /* ---- device timing interface (instead of the one above) ---- */
+    const hsdr_device_ops *device;
 };
+
+/* Whether v has a timing interface (host rows, or a device): benchmarked by run, profile, quality and gbench. */
+static inline bool hsdr_variant_timed(const hsdr_variant *v)
+{
+    return v->rows != NULL || v->device != NULL;
+}
 
 extern const hsdr_variant hsdr_registry[];
 extern const size_t hsdr_registry_count;

@@ -118,13 +118,15 @@ const hsdr_variant hsdr_registry[] = {
     HSDR_CPU_PLANAR2_VARIANTS
     HSDR_CPU_DIRECT_VARIANTS
     HSDR_CPU_STATESET_VARIANTS
-    /* ---- CUDA (kernels/cuda/): checked against the vectors and the reference; timing arrives with the device
-     * timer (CUDA events), so no timing interface yet ---- */
+    /* ---- CUDA (kernels/cuda/): timed by the device's clock (CUDA events) through their device ops ---- */
     {.name = "cuda.production", .backend = "cuda", .family = "production",
-     .summary = "production PTQ1_0 generic mat-vec on CUDA: Q8_1 activations, one lane per 128-block, 4-byte decode "
-                "(bytes spread into 16-bit lanes, x3 per digit), dp4a, fmaf chain, xor-butterfly warp sum per row",
-     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
-     .precision = 32, .needs_x = true, .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_production_matvec},
+     .summary = "production PTQ1_0 generic mat-vec on CUDA: Q8_1 activations (encode), then one kernel (reduce, with "
+                "decode, scale and merge fused): one lane per 128-block, 4-byte decode (bytes spread into 16-bit "
+                "lanes, x3 per digit), dp4a, fmaf chain, xor-butterfly warp sum per row",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_production_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

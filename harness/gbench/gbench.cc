@@ -112,7 +112,7 @@ int main(int argc, char **argv)
     add(m->other, m->n_other);
     for (size_t i = 0; i < hsdr_registry_count; i++) {
         const hsdr_variant *v = &hsdr_registry[i];
-        if (!v->rows || hsdr_variant_unavailable(v))
+        if (!v->rows || hsdr_variant_unavailable(v)) /* host variants: device ones time themselves (hsdr run) */
             continue;
         for (const Shape &s : shapes)
             benchmark::RegisterBenchmark((std::string(v->name) + "/" + s.name).c_str(), run_variant, v, s)

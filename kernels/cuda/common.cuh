@@ -30,4 +30,42 @@ struct hsdr_cu_q8_1 {
 #define HSDR_PTQ1_0_BLOCK 28 /* bytes per 128 weights */
 #define HSDR_FULL_MASK 0xffffffffu
 
+/* One variant's device state (kernel.h's opaque hsdr_device_run): rotating weight copies, activations, the
+ * variant's activation buffer, y, and the two events around the timed launches. */
+struct hsdr_device_run {
+    int K, N, R, F, b;
+    int ncopies;
+    size_t wbytes, wstride;  /* bytes of one copy, distance between copies (256-aligned) */
+    uint8_t *wblock;         /* ncopies copies */
+    float *x, *y;
+    void *act;               /* the variant's encoded activations */
+    cudaEvent_t start, stop;
+    const struct hsdr_cu_kernels *k;
+};
+
+/* What a CUDA variant adds to the shared host code (device.cu): its activation buffer and its launches. */
+struct hsdr_cu_kernels {
+    size_t (*act_bytes)(int K);
+    /* Enqueue on the default stream: stage < 0, the full matvec on weights W with the ablation masks skip / twice
+     * (HSDR_STAGE_BIT); else that stage alone. */
+    cudaError_t (*launch)(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice);
+};
+
+/* The shared device ops (device.cu); a variant's hsdr_device_ops = these + .impl = its hsdr_cu_kernels. */
+extern "C" {
+int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                   hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen);
+int hsdr_cu_time(hsdr_device_run *run, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
+                 char *err, size_t errlen);
+int hsdr_cu_output(hsdr_device_run *run, float *y, char *err, size_t errlen);
+void hsdr_cu_destroy(hsdr_device_run *run);
+size_t hsdr_cu_l2_bytes(void);
+int hsdr_cu_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
+const char *hsdr_cu_describe(void);
+}
+
+#define HSDR_CU_OPS(kernels)                                                                                        \
+    {hsdr_cu_create, hsdr_cu_time, hsdr_cu_output, hsdr_cu_destroy, hsdr_cu_l2_bytes, hsdr_cu_read_bandwidth,      \
+     hsdr_cu_describe, &(kernels)}
+
 #endif

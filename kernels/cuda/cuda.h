@@ -14,9 +14,14 @@ extern "C" {
 /* NULL when a CUDA device can run the kernels, else why not (built without CUDA; no device; driver too old). */
 const char *hsdr_cuda_unavailable(void);
 
-/* cuda.production, checking interface: Q8_1 activations quantized on the device, then the generic mat-vec (one
- * thread per 128-block, 4-byte decode, dp4a, one warp per row); y bit-identical to hsdr_matvec_q8_1_warp. */
-int hsdr_cuda_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+/* The checking interface of every CUDA variant: its own timed path (upload, the full launch, y back), so the code
+ * checked against the vectors is the code that is timed. */
+int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
+/* cuda.production: Q8_1 activations quantized on the device (stage encode), then the generic mat-vec (one thread
+ * per 128-block, 4-byte decode, dp4a, one warp per row: stage reduce, with decode, scale and merge fused into it);
+ * y bit-identical to hsdr_matvec_q8_1_warp. */
+extern const hsdr_device_ops hsdr_cuda_production_ops;
 
 #ifdef __cplusplus
 }

@@ -120,35 +120,23 @@ static unsigned ctas_for(long warps)
     return (unsigned)((warps + WARPS_PER_CTA - 1) / WARPS_PER_CTA);
 }
 
-extern "C" int hsdr_cuda_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+static size_t act_bytes(int K)
 {
-    (void)v;
-    const int K = io->K, N = io->N;
-    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK;
-    uint8_t *dW = NULL;
-    float *dx = NULL, *dy = NULL;
-    hsdr_cu_q8_1 *dq = NULL;
-    int rc = -1;
-    if (!io->x || !io->y_f32) {
-        snprintf(err, errlen, "needs fp32 activations and an fp32 y");
-        return -1;
-    }
-    HSDR_CU(cudaMalloc((void **)&dW, wbytes));
-    HSDR_CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)K));
-    HSDR_CU(cudaMalloc((void **)&dq, sizeof(hsdr_cu_q8_1) * (size_t)(K / 32)));
-    HSDR_CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)N));
-    HSDR_CU(cudaMemcpy(dW, io->weights, wbytes, cudaMemcpyHostToDevice));
-    HSDR_CU(cudaMemcpy(dx, io->x, sizeof(float) * (size_t)K, cudaMemcpyHostToDevice));
-    hsdr_cu_quantize_q8_1<<<ctas_for(K / 32), 32 * WARPS_PER_CTA>>>(dx, K, dq);
-    HSDR_CU_LAUNCHED();
-    hsdr_cu_production_rows<<<ctas_for(N), 32 * WARPS_PER_CTA>>>(dW, dq, K, N, dy);
-    HSDR_CU_LAUNCHED();
-    HSDR_CU(cudaMemcpy(io->y_f32, dy, sizeof(float) * (size_t)N, cudaMemcpyDeviceToHost));
-    rc = 0;
-fail:
-    cudaFree(dW);
-    cudaFree(dx);
-    cudaFree(dq);
-    cudaFree(dy);
-    return rc;
+    return sizeof(hsdr_cu_q8_1) * (size_t)(K / 32);
 }
+
+static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+{
+    hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    if (stage >= 0) /* one stage alone */
+        skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
+    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA>>>(r->x, r->K, q);
+    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+        hsdr_cu_production_rows<<<ctas_for(r->N), 32 * WARPS_PER_CTA>>>(W, q, r->K, r->N, r->y);
+    return cudaGetLastError();
+}
+
+static const hsdr_cu_kernels kernels = {act_bytes, launch};
+extern "C" const hsdr_device_ops hsdr_cuda_production_ops = HSDR_CU_OPS(kernels);

@@ -11,9 +11,12 @@ const char *hsdr_cuda_unavailable(void)
     return reason;
 }
 
-int hsdr_cuda_production_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;
     snprintf(err, errlen, "%s", reason);
     return -1;
 }
+
+/* never called: the variants are unavailable */
+const hsdr_device_ops hsdr_cuda_production_ops = {0};
