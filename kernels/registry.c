@@ -127,6 +127,15 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_production_ops},
+    {.name = "cuda.direct", .backend = "cuda", .family = "direct",
+     .summary = "warp direct 8-phase: LNS8 encode + automatic pre-scale on the device (encode), then one kernel "
+                "(reduce, with decode, phase routing, scale and merge fused): lane j owns lanes 4j..4j+3 of every "
+                "group, eight int32 phase partials, reduce-scatter butterfly to exact A[8], fp64 group sums",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 14, D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9,
+                                                     D(SCALE) = 4},
+     .device = &hsdr_cuda_direct_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

@@ -42,9 +42,18 @@ def context(ds):
     return (ds.quality or {}).get("context") or {}
 
 
+def devices(ds):
+    """The accelerators the rows ran on (their "device" field), in order of first appearance."""
+    return unique(r["device"] for r in ds.rows if r.get("device"))
+
+
 def machine_label(ds):
-    """Short machine name for titles: the results directory's name and the CPU model."""
+    """Short machine name for titles: the results directory's name and the CPU model, or the device of device
+    rows (its name: the text up to the first comma)."""
     name = os.path.basename(os.path.normpath(os.path.abspath(ds.dir)))
+    devs = devices(ds)
+    if devs:
+        return f"{name} ({', '.join(d.split(',')[0] for d in devs)})"
     cpu = context(ds).get("cpu_model")
     cores = context(ds).get("cores")
     if cpu and cores:

@@ -57,6 +57,18 @@ def ceilings_text(ctx):
     return "; ".join(out) or "-"
 
 
+def device_ceilings_text(ds):
+    """Device rows carry their own ceiling: the device's streaming read of the same bytes, per mode."""
+    out = []
+    for mode in ("hot", "cold"):
+        gbs = [r["ceiling_bytes_per_s"] / 1e9 for r in ds.rows
+               if r.get("device") and r.get("mode") == mode and r.get("ceiling_bytes_per_s")]
+        if gbs:
+            out.append(f"{mode}: {span(gbs)} GB/s (device streaming read of each case's weight bytes, "
+                       f"{len(gbs)} cases)")
+    return "; ".join(out) or "-"
+
+
 def context_section(ds):
     ctx = q.context(ds)
     if not ctx:
@@ -66,8 +78,9 @@ def context_section(ds):
     pinning = ctx.get("pinning") or "-"
     if ctx.get("threads_pinned") is False:
         pinning = f"not pinned ({pinning})"
-    rows = [
-        ("CPU", f"{ctx.get('cpu_model', '-')}, {ctx.get('cores', '?')} cores, {ctx.get('logical_cpus', '?')} logical"),
+    rows = [("device", d) for d in q.devices(ds)] + [
+        ("CPU" if not q.devices(ds) else "host CPU",
+         f"{ctx.get('cpu_model', '-')}, {ctx.get('cores', '?')} cores, {ctx.get('logical_cpus', '?')} logical"),
         ("caches", caches),
         ("OS", ctx.get("os", "-")),
         ("compiler", f"{ctx.get('compiler', '-')}, {ctx.get('build_type', '-')} build"),
@@ -76,7 +89,7 @@ def context_section(ds):
                    f"hsdr {ctx.get('hsdr_version', '-')}"),
         ("governor", ctx.get("governor") or "not readable"),
         ("threads", pinning),
-        ("read ceilings measured", ceilings_text(ctx)),
+        ("read ceilings measured", device_ceilings_text(ds) if q.devices(ds) else ceilings_text(ctx)),
         ("started", f"{ctx.get('started', '-')} on {ctx.get('hostname', '-')}"),
         ("matrix", f"`{ctx.get('matrix', '-')}`, seed {ctx.get('matrix_seed', '-')}, shard {ctx.get('shard', '-')}"),
     ]

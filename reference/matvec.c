@@ -67,7 +67,7 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
 
 void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y)
 {
-    enum { LANES = 32 };
+    enum { LANES = HSDR_CUDA_ROW_LANES };
     const int G = K / HSDR_QK;
     hsdr_q8_1_quantize(x, (size_t)K, y_q8);
     for (int r = 0; r < N; r++) {

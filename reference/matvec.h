@@ -17,10 +17,11 @@ float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, 
 
 /* The CUDA production kernel's fp32 sequence (kernels/cuda/production.cu; spec/ptq1_0.md section 5, generic
  * mat-vec), the reference its output is held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8:
- * K/32 blocks). One 32-lane warp per row; lane l owns the 128-blocks b = l, l + 32, ... in increasing order:
- * acc_b = the fused chain of section 7 step 3 over the block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k, acc),
- * k = 0..3, from +0), p_l = fmaf(d_w, acc_b, p_l) from +0; then the xor butterfly over the lanes: for o = 16, 8, 4,
- * 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's value. */
+ * K/32 blocks). HSDR_CUDA_ROW_LANES (8) lanes per row; lane l owns the 128-blocks b = l, l + 8, ... in increasing
+ * order: acc_b = the fused chain of section 7 step 3 over the block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k,
+ * acc), k = 0..3, from +0), p_l = fmaf(d_w, acc_b, p_l) from +0; then the xor butterfly over the row's lanes: for
+ * o = 4, 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's value. */
+#define HSDR_CUDA_ROW_LANES 8
 void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y);
 
 /* abs_terms (optional, N entries): sum |t - 1| * |d| * |x|, the scale of the tolerance of spec/vectors.md. */

@@ -2,8 +2,8 @@
 # gpu-bench.sh [BUILD_DIR]: on a machine with an NVIDIA GPU, everything the CUDA backend is checked and measured
 # with, in one call, into $OUT (default results/gpu-latest): the device and the registry, `hsdr check --backend
 # cuda` over every vector file (the gate: nothing is timed if it fails), the same under compute-sanitizer when it is
-# there, then the GPU matrix (results.jsonl, results.csv, breakeven.json). At most 8 files, for the lent machine's
-# return limit. BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
+# there, then the GPU matrix (results.jsonl, results.csv, breakeven.json) and an Nsight Compute pass over each
+# kernel; everything printed goes to gpu-bench.log (four files in all: the lent machine returns at most eight). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
 set -u
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
@@ -12,14 +12,17 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 hsdr=$dir/hsdr
 status=0
-step() { # step NAME COMMAND...: run, log to $out/NAME.log and the terminal, remember a failure
+log=$out/gpu-bench.log
+: >"$log"
+step() { # step NAME COMMAND...: run, append to $out/gpu-bench.log and the terminal, remember a failure
     name=$1
     shift
-    echo "== $name: $*"
-    "$@" >"$out/$name.log" 2>&1
+    echo "== $name: $*" | tee -a "$log"
+    "$@" >"$out/.step" 2>&1
     rc=$?
-    cat "$out/$name.log"
-    [ "$rc" -eq 0 ] || { echo "== $name: exit $rc"; status=1; }
+    cat "$out/.step" | tee -a "$log"
+    rm -f "$out/.step"
+    [ "$rc" -eq 0 ] || { echo "== $name: exit $rc" | tee -a "$log"; status=1; }
     return "$rc"
 }
 step device sh -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
@@ -29,14 +32,26 @@ if step check "$hsdr" check --backend cuda vectors/; then
         step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
             vectors/matvec.json
     else
-        echo "== sanitizer: compute-sanitizer not found, skipped"
+        echo "== sanitizer: compute-sanitizer not found, skipped" | tee -a "$log"
     fi
     # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
     # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2)
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants=backend:cuda \
         --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1 --set threads=1 --set distribution=bonsai \
         --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
+    # what limits each kernel on the largest FFN GEMV: Nsight Compute's speed-of-light, occupancy and stall
+    # reasons (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
+    if command -v ncu >/dev/null 2>&1; then
+        for v in cuda.production cuda.direct; do
+            step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-count 1 \
+                --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+                "$hsdr" run matrix.yaml --out "$out/ncu" --quiet --stages none --set variants="$v" --set K=5120 \
+                --set N=17408 --set shapes=none --set mode=hot --set distribution=bonsai --set threads=1 --set R=1 \
+                --set warmup=0 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
+        done
+        rm -rf "$out/ncu"
+    fi
 else
-    echo "== the CUDA kernels failed their check: nothing is timed"
+    echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 fi
 exit "$status"

@@ -1,7 +1,7 @@
-/* The CUDA production sequence's reference (hsdr_matvec_q8_1_warp) on fresh random rows. With at most 32 blocks per
+/* The CUDA production sequence's reference (hsdr_matvec_q8_1_warp) on fresh random rows. With at most 8 blocks per
  * row every lane owns one block, so the result must equal an independent model: each block's value from the CPU
  * production dot of a one-block row (fused, on the same Q8_1 scales and integers), summed by halving strides
- * (lanes l and l + 16, then + 8, ...), which is what lane 0 of the xor butterfly adds. Longer rows are held to the
+ * (lanes l and l + 4, then + 2, then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the
  * exact result within an fp32 bound. Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
@@ -36,7 +36,7 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? 32 : KMAX / HSDR_QK), K = G * HSDR_QK;
+        const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? HSDR_CUDA_ROW_LANES : KMAX / HSDR_QK), K = G * HSDR_QK;
         const int N = 1 + (int)hsdr_rng_below(&rng, NMAX);
         for (int r = 0; r < N; r++)
             random_row(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, G);
@@ -53,12 +53,12 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
-            if (G <= 32) {
-                float lane[32] = {0.0f};
+            if (G <= HSDR_CUDA_ROW_LANES) {
+                float lane[HSDR_CUDA_ROW_LANES] = {0.0f};
                 for (int b = 0; b < G; b++)
                     lane[b] = hsdr_dot_ptq1_0_q8_0(row + (size_t)b * HSDR_PTQ1_0_BYTES, q0 + 4 * b, HSDR_QK,
                                                    HSDR_FUSED);
-                for (int stride = 16; stride >= 1; stride /= 2)
+                for (int stride = HSDR_CUDA_ROW_LANES / 2; stride >= 1; stride /= 2)
                     for (int l = 0; l < stride; l++)
                         lane[l] = lane[l] + lane[l + stride];
                 CHECK(y[r] == lane[0] && !(y[r] == 0.0f && signbit(y[r])),

@@ -39,6 +39,7 @@ struct hsdr_device_run {
     uint8_t *wblock;         /* ncopies copies */
     float *x, *y;
     void *act;               /* the variant's encoded activations */
+    int32_t *A;              /* checking interface only: A[8] per (row, group) when the variant writes it; else NULL */
     cudaEvent_t start, stop;
     const struct hsdr_cu_kernels *k;
 };
@@ -49,6 +50,9 @@ struct hsdr_cu_kernels {
     /* Enqueue on the default stream: stage < 0, the full matvec on weights W with the ablation masks skip / twice
      * (HSDR_STAGE_BIT); else that stage alone. */
     cudaError_t (*launch)(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice);
+    /* Optional (LNS8 variants): put pre-encoded codes with pre-scale e into the activation buffer, for test vectors
+     * that give codes instead of x (then the launch runs with the encode stage skipped). */
+    cudaError_t (*upload_codes)(hsdr_device_run *r, const uint8_t *codes, int e);
 };
 
 /* The shared device ops (device.cu); a variant's hsdr_device_ops = these + .impl = its hsdr_cu_kernels. */

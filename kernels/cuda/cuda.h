@@ -23,6 +23,11 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
  * y bit-identical to hsdr_matvec_q8_1_warp. */
 extern const hsdr_device_ops hsdr_cuda_production_ops;
 
+/* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
+ * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32
+ * tolerance of y_lns8. */
+extern const hsdr_device_ops hsdr_cuda_direct_ops;
+
 #ifdef __cplusplus
 }
 #endif

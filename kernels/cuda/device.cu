@@ -43,6 +43,7 @@ extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
     cudaFree(r->x);
     cudaFree(r->y);
     cudaFree(r->act);
+    cudaFree(r->A);
     if (r->start)
         cudaEventDestroy(r->start);
     if (r->stop)
@@ -193,8 +194,11 @@ fail:
 
 extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
-    if (!io->x || !io->y_f32) {
-        snprintf(err, errlen, "needs fp32 activations and an fp32 y");
+    const hsdr_cu_kernels *k = (const hsdr_cu_kernels *)v->device->impl;
+    const bool codes_only = !io->x;
+    if ((codes_only && (!io->codes || !k->upload_codes)) || !io->y_f32) {
+        snprintf(err, errlen, "needs %s and an fp32 y", k->upload_codes ? "fp32 activations or LNS8 codes" :
+                                                                        "fp32 activations");
         return -1;
     }
     hsdr_exec e = {};
@@ -202,11 +206,31 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
     hsdr_device_run *r = NULL;
     double convert_ns, ns;
     size_t footprint;
+    const size_t abytes = sizeof(int32_t) * (size_t)io->N * (io->K / 128) * 8;
+    int rc = -1;
+    float *zeros = NULL;
     if (hsdr_cu_create(v, &e, io->weights, 1, &r, &convert_ns, &footprint, err, errlen) != 0)
         return -1;
-    int rc = hsdr_cu_time(r, io->x, 0, -1, 0, 0, &ns, err, errlen) == 0 && hsdr_cu_output(r, io->y_f32, err, errlen) == 0
-                 ? 0
-                 : -1;
+    if ((v->outputs & HSDR_OUT_A) && io->A)
+        HSDR_CU(cudaMalloc((void **)&r->A, abytes));
+    if (codes_only) {
+        /* x is not used once the codes are given; hsdr_cu_time still uploads K values */
+        zeros = (float *)calloc((size_t)io->K, sizeof(float));
+        if (!zeros) {
+            snprintf(err, errlen, "out of host memory");
+            goto fail;
+        }
+        HSDR_CU(k->upload_codes(r, io->codes, io->prescale_e));
+    }
+    if (hsdr_cu_time(r, codes_only ? zeros : io->x, 0, -1, codes_only ? 1u << HSDR_STAGE_ENCODE : 0, 0, &ns, err,
+                     errlen) != 0 ||
+        hsdr_cu_output(r, io->y_f32, err, errlen) != 0)
+        goto fail;
+    if (r->A)
+        HSDR_CU(cudaMemcpy(io->A, r->A, abytes, cudaMemcpyDeviceToHost));
+    rc = 0;
+fail:
+    free(zeros);
     hsdr_cu_destroy(r);
     return rc;
 }

@@ -2,17 +2,18 @@
  *
  * encode  one warp per 32 activations: amax by warp max, d = amax / 127, q = roundf(x / d) (IEEE division: no fast
  *         math), s = fp16(d * sum q): bit-identical to hsdr_q8_1_quantize.
- * matvec  one warp per row, one lane per 128-weight block (b = lane, lane + 32, ...). The block's seven 32-bit words
- *         are decoded four bytes at a time: the bytes are spread into 16-bit lanes, multiplied by 3 per digit step,
- *         and the digit is bits 8-9 of each lane; biased by -1 (__vsub4) they go into dp4a against the four int8
- *         activations of the same weights. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
- *         p); then an xor-butterfly warp sum. Every float operation is an explicit intrinsic, so nvcc cannot contract
- *         or reorder anything: the sequence is hsdr_matvec_q8_1_warp's, bit for bit. */
+ * matvec  the activations staged in shared memory once per CTA (bank-conflict-free padding); 8 lanes per row, one
+ *         lane per 128-weight block (b = lane, lane + 8, ...), 4 rows per warp. The block's seven 32-bit words are
+ *         decoded four bytes at a time: the bytes are spread into 16-bit lanes, multiplied by 3 per digit step, and
+ *         the digit {0, 1, 2} is bits 8-9 of each lane and goes into dp4a against the four int8 activations of
+ *         the same weights; the exact sum of each 32-block's activations (from the encode) is subtracted once. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
+ *         p); then an xor butterfly over the row's 8 lanes. Every float operation is an explicit intrinsic, so nvcc
+ *         cannot contract or reorder anything: the sequence is hsdr_matvec_q8_1_warp's, bit for bit. */
 #include <stdlib.h>
 
 #include "common.cuh"
 
-__global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q)
+__global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, int *qsum)
 {
     const int lane = threadIdx.x & 31;
     const int blk = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -29,19 +30,32 @@ __global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q)
         sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o); /* integers: exact */
     q[blk].qs[lane] = (int8_t)qi;
     if (lane == 0) {
+        qsum[blk] = sum; /* exact: the mat-vec puts raw digits {0, 1, 2} into dp4a and subtracts it once */
         q[blk].d = __float2half_rn(d);
         q[blk].s = __float2half_rn(__fmul_rn(d, (float)sum));
     }
 }
 
-/* The four int8 activations of weights w..w+3 (w a multiple of 4, inside one 128-block) as one dp4a operand. */
-__device__ __forceinline__ int act4(const hsdr_cu_q8_1 *a, int w)
+/* Activations staged in shared memory: the int8 values of 128-block b at b * ACT_STRIDE (132 bytes: the 4-byte pad
+ * puts the same word of the 8 consecutive blocks that a row's 8 lanes read into 8 different banks), then the K/32
+ * Q8_1 scales as floats. */
+enum { ROW_LANES = 8, ROWS_PER_WARP = 32 / ROW_LANES, WARPS_PER_CTA = 8, ROWS_PER_CTA = ROWS_PER_WARP * WARPS_PER_CTA,
+       ACT_STRIDE = 132 };
+
+static size_t smem_bytes(int K)
 {
-    return *(const int *)(a[w >> 5].qs + (w & 31));
+    return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32);
+}
+
+/* The four int8 activations of weights w..w+3 of the staged block (w a multiple of 4). */
+__device__ __forceinline__ int act4(const int8_t *blk, int w)
+{
+    return *(const int *)(blk + w);
 }
 
 /* One step of the byte-pair decode: lanes hold bytes (b0, b2) and (b1, b3) of a word in 16-bit halves; multiply by 3
- * and take bits 8-9 of every half: the next base-3 digit of each byte, packed back in byte order, biased by -1. */
+ * and take bits 8-9 of every half: the next base-3 digit {0, 1, 2} of each byte, packed back in byte order (the bias
+ * of -1 is applied once per 32-block, by subtracting the exact sum of its activations). */
 __device__ __forceinline__ int digit_step(uint32_t &even, uint32_t &odd)
 {
     even *= 3u;
@@ -49,12 +63,12 @@ __device__ __forceinline__ int digit_step(uint32_t &even, uint32_t &odd)
     const uint32_t dig = ((even >> 8) & 0x00030003u) | (odd & 0x03000300u);
     even &= 0x00ff00ffu;
     odd &= 0x00ff00ffu;
-    return (int)__vsub4(dig, 0x01010101u);
+    return (int)dig;
 }
 
 /* isum[k] += the dot of one qs word's 4 x 5 weights with their activations. first: the weight of digit 0 of the
  * word's first byte; step: how far digit n + 1 is from digit n. */
-__device__ __forceinline__ void qs_word(uint32_t word, int first, int step, const hsdr_cu_q8_1 *a, int isum[4])
+__device__ __forceinline__ void qs_word(uint32_t word, int first, int step, const int8_t *a, int isum[4])
 {
     uint32_t even = word & 0x00ff00ffu, odd = (word >> 8) & 0x00ff00ffu;
 #pragma unroll
@@ -64,79 +78,127 @@ __device__ __forceinline__ void qs_word(uint32_t word, int first, int step, cons
     }
 }
 
-__global__ void hsdr_cu_production_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, int K, int N, float *y)
+/* One 128-block of one row: its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs: the exact sums
+ * of the block's four Q8_1 blocks. */
+__device__ __forceinline__ float block_dot(const uint32_t *blk, const int8_t *a, const float *d8, const int *qs,
+                                          float p)
 {
-    const int lane = threadIdx.x & 31;
-    const int row = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (row >= N) /* uniform per warp */
-        return;
-    const int G = K / 128;
-    const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
-    float p = 0.0f;
-    for (int b = lane; b < G; b += 32) {
-        const uint32_t *blk = (const uint32_t *)(wrow + (size_t)b * HSDR_PTQ1_0_BLOCK); /* 4-byte aligned */
-        const hsdr_cu_q8_1 *a = q + 4 * b;
-        int isum[4] = {0, 0, 0, 0};
-        /* qs[0..15]: digit n of qs[m] is weight 16n + m */
+    uint32_t wd[7];
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-            qs_word(__ldg(blk + j), 4 * j, 16, a, isum);
-        /* qs[16..23]: digit n of qs[16 + m] is weight 80 + 8n + m */
+    for (int j = 0; j < 7; j++)
+        wd[j] = __ldcs(blk + j); /* streamed once: do not keep in L1/L2 */
+    int isum[4] = {-qs[0], -qs[1], -qs[2], -qs[3]}; /* sum (t + 1) q - sum q = sum t q, exact */
+    /* qs[0..15]: digit n of qs[m] is weight 16n + m */
 #pragma unroll
-        for (int j = 0; j < 2; j++)
-            qs_word(__ldg(blk + 4 + j), 80 + 4 * j, 8, a, isum);
-        /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h) and the fp16 scale */
-        const uint32_t last = __ldg(blk + 6);
-        uint32_t even = last & 0x000000ffu, odd = (last >> 8) & 0x000000ffu; /* qh0 in byte 0, qh1 in byte 1 */
-        int dig[4];
+    for (int j = 0; j < 4; j++)
+        qs_word(wd[j], 4 * j, 16, a, isum);
+    /* qs[16..23]: digit n of qs[16 + m] is weight 80 + 8n + m */
 #pragma unroll
-        for (int n = 0; n < 4; n++) {
-            even *= 3u, odd *= 3u;
-            dig[n] = (int)(((even >> 8) & 3u) | ((odd & 0x300u))); /* bytes: qh0 digit n, qh1 digit n */
-            even &= 0xffu, odd &= 0xffu;
-        }
-        const int lo = (int)__vsub4((uint32_t)(dig[0] | dig[1] << 16), 0x01010101u); /* weights 120..123 */
-        const int hi = (int)__vsub4((uint32_t)(dig[2] | dig[3] << 16), 0x01010101u); /* weights 124..127 */
-        isum[3] = __dp4a(lo, act4(a, 120), isum[3]);
-        isum[3] = __dp4a(hi, act4(a, 124), isum[3]);
-        float acc = 0.0f;
+    for (int j = 0; j < 2; j++)
+        qs_word(wd[4 + j], 80 + 4 * j, 8, a, isum);
+    /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h), then the fp16 scale */
+    uint32_t even = wd[6] & 0xffu, odd = (wd[6] >> 8) & 0xffu;
+    int dig[4];
 #pragma unroll
-        for (int k = 0; k < 4; k++)
-            acc = __fmaf_rn(__half2float(a[k].d), (float)isum[k], acc);
-        const float dw = __half2float(__ushort_as_half((unsigned short)(last >> 16)));
-        p = __fmaf_rn(dw, acc, p);
+    for (int n = 0; n < 4; n++) {
+        even *= 3u, odd *= 3u;
+        dig[n] = (int)(((even >> 8) & 3u) | (odd & 0x300u)); /* bytes: qh0 digit n, qh1 digit n */
+        even &= 0xffu, odd &= 0xffu;
     }
-    for (int o = 16; o >= 1; o >>= 1)
-        p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
-    if (lane == 0)
-        y[row] = p;
+    isum[3] = __dp4a(dig[0] | dig[1] << 16, act4(a, 120), isum[3]);
+    isum[3] = __dp4a(dig[2] | dig[3] << 16, act4(a, 124), isum[3]);
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        acc = __fmaf_rn(d8[k], (float)isum[k], acc);
+    return __fmaf_rn(__half2float(__ushort_as_half((unsigned short)(wd[6] >> 16))), acc, p);
 }
 
-/* Launch shapes: 8 warps per CTA; the encode has one warp per Q8_1 block, the mat-vec one warp per row. */
-enum { WARPS_PER_CTA = 8 };
+/* 8 lanes per row, 4 rows per warp, 32 rows per CTA; CTAs walk row groups with a grid stride, so the activations
+ * are staged once per CTA. Lane l of a row owns its blocks l, l + 8, ...; the row's lanes end with an xor butterfly
+ * (offsets 4, 2, 1). */
+__global__ void __launch_bounds__(32 * WARPS_PER_CTA)
+    hsdr_cu_production_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
+{
+    extern __shared__ uint32_t smem[];
+    const int G = K / 128;
+    int8_t *sq = (int8_t *)smem;
+    float *sd = (float *)(sq + (size_t)G * ACT_STRIDE); /* G * 132 is a multiple of 4 */
+    int *ss = (int *)(sd + K / 32);
+    for (int i = threadIdx.x; i < K / 32; i += blockDim.x) {
+        sd[i] = __half2float(q[i].d);
+        ss[i] = qsum[i];
+    }
+    for (int i = threadIdx.x; i < K / 4; i += blockDim.x) { /* word i: Q8_1 block i / 8, word i % 8 */
+        const int qb = i >> 3, w = 4 * (i & 7);
+        *(int *)(sq + (size_t)(qb >> 2) * ACT_STRIDE + 32 * (qb & 3) + w) = *(const int *)(q[qb].qs + w);
+    }
+    __syncthreads();
+    const int lane = threadIdx.x & 31, sub = lane & (ROW_LANES - 1);
+    const int first_row = (threadIdx.x >> 5) * ROWS_PER_WARP + (lane >> 3);
+    for (int rg = blockIdx.x; rg * ROWS_PER_CTA < N; rg += gridDim.x) {
+        const int row = rg * ROWS_PER_CTA + first_row;
+        float p = 0.0f;
+        if (row < N) {
+            const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
+#pragma unroll 2
+            for (int b = sub; b < G; b += ROW_LANES)
+                p = block_dot((const uint32_t *)(wrow + (size_t)b * HSDR_PTQ1_0_BLOCK), sq + (size_t)b * ACT_STRIDE,
+                              sd + 4 * b, ss + 4 * b, p);
+        }
+        for (int o = ROW_LANES / 2; o >= 1; o >>= 1) /* every lane takes part: rows past N add zeros */
+            p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
+        if (sub == 0 && row < N)
+            y[row] = p;
+    }
+}
 
+/* Launch shapes: the encode has one warp per Q8_1 block; the mat-vec at most 8 CTAs per SM, walking the row
+ * groups. */
 static unsigned ctas_for(long warps)
 {
     return (unsigned)((warps + WARPS_PER_CTA - 1) / WARPS_PER_CTA);
 }
 
+static unsigned row_ctas(int N)
+{
+    static int sms;
+    if (!sms) {
+        int dev = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
+                                                      cudaSuccess)
+            sms = 132;
+    }
+    const long groups = (N + ROWS_PER_CTA - 1) / ROWS_PER_CTA, cap = 8L * sms;
+    return (unsigned)(groups < cap ? groups : cap);
+}
+
+/* The Q8_1 blocks, then the exact int sum of each block's 32 values. */
 static size_t act_bytes(int K)
 {
-    return sizeof(hsdr_cu_q8_1) * (size_t)(K / 32);
+    return (sizeof(hsdr_cu_q8_1) + sizeof(int)) * (size_t)(K / 32);
 }
 
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
+    int *qsum = (int *)(q + r->K / 32);
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
     if (stage >= 0) /* one stage alone */
         skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
     for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
-        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA>>>(r->x, r->K, q);
+        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA>>>(r->x, r->K, q, qsum);
+    const size_t smem = smem_bytes(r->K);
+    if (smem > 48 * 1024) { /* beyond the default dynamic shared-memory limit (K > 37000) */
+        cudaError_t e = cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess)
+            return e;
+    }
     for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
-        hsdr_cu_production_rows<<<ctas_for(r->N), 32 * WARPS_PER_CTA>>>(W, q, r->K, r->N, r->y);
+        hsdr_cu_production_rows<<<row_ctas(r->N), 32 * WARPS_PER_CTA, smem>>>(W, q, qsum, r->K, r->N, r->y);
     return cudaGetLastError();
 }
 
-static const hsdr_cu_kernels kernels = {act_bytes, launch};
+static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_ops = HSDR_CU_OPS(kernels);
