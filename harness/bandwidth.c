@@ -18,6 +18,7 @@
 #define HSDR_BW_X86 1
 #endif
 
+#include "kernel.h"
 #include "machine.h"
 #include "stats.h"
 #include "util.h"
@@ -562,12 +563,61 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nusage: hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] "
-                    "[--json]\n");
+                    "[--backend cpu|cuda] [--json]\n");
     return HSDR_EXIT_USAGE;
+}
+
+/* `hsdr bandwidth --backend B`: the device's plain streaming read (the ceiling device rows are held to), through
+ * the device ops of the first variant of that backend in the registry. */
+static int device_bandwidth(const char *backend, const size_item *sizes, int nsizes, const hsdr_mode *modes,
+                            int nmodes, int json)
+{
+    const hsdr_variant *v = NULL;
+    for (size_t i = 0; i < hsdr_registry_count && !v; i++)
+        if (strcmp(hsdr_registry[i].backend, backend) == 0 && hsdr_registry[i].device)
+            v = &hsdr_registry[i];
+    if (!v)
+        return usage_error("--backend: no device variant of backend '%s' in the registry (see hsdr list)", backend);
+    const char *why = hsdr_variant_unavailable(v);
+    if (why) {
+        fprintf(stderr, "hsdr bandwidth: backend %s unavailable here: %s\n", backend, why);
+        return HSDR_EXIT_FAIL;
+    }
+    if (!json)
+        printf("%s streaming read (16-byte loads, CUDA events; cold: rotating over more than 3x the L2 of %zu MiB), "
+               "median of 30 launches\n%-14s", v->device->describe(), v->device->l2_bytes() >> 20, "bytes");
+    for (int m = 0; m < nmodes && !json; m++)
+        printf(" %12s", hsdr_mode_name(modes[m]));
+    if (!json)
+        printf("\n");
+    char err[512];
+    for (int s = 0; s < nsizes; s++) {
+        char text[32];
+        fmt_bytes(sizes[s].bytes, text, sizeof text);
+        if (!json)
+            printf("%-14s", text);
+        for (int m = 0; m < nmodes; m++) {
+            double bps;
+            if (v->device->read_bandwidth(sizes[s].bytes, modes[m] == HSDR_MODE_COLD, &bps, err, sizeof err) != 0) {
+                fprintf(stderr, "hsdr bandwidth: %s\n", err);
+                return HSDR_EXIT_FAIL;
+            }
+            if (json)
+                printf("{\"schema\":\"hsdr-bandwidth/1\",\"backend\":\"%s\",\"device\":\"%s\",\"bytes\":%zu,"
+                       "\"mode\":\"%s\",\"bytes_per_s\":%.6g,\"gb_per_s\":%.6g}\n",
+                       backend, v->device->describe(), sizes[s].bytes, hsdr_mode_name(modes[m]), bps, bps / 1e9);
+            else
+                printf(" %9.1f GB/s", bps / 1e9);
+        }
+        if (!json)
+            printf("\n");
+    }
+    return HSDR_EXIT_OK;
 }
 
 int hsdr_cmd_bandwidth(int argc, char **argv)
 {
+    const char *backend = NULL;
     int threads[MAX_LIST], nthreads_list = 0, json = 0;
     size_item sizes[MAX_LIST];
     int nsizes = 0;
@@ -580,11 +630,16 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
             json = 1;
             continue;
         }
-        if (strcmp(opt, "--threads") != 0 && strcmp(opt, "--sizes") != 0 && strcmp(opt, "--mode") != 0)
+        if (strcmp(opt, "--threads") != 0 && strcmp(opt, "--sizes") != 0 && strcmp(opt, "--mode") != 0 &&
+            strcmp(opt, "--backend") != 0)
             return usage_error("unknown argument '%s'", opt);
         if (i + 1 >= argc)
             return usage_error("%s needs a value", opt);
         char *value = argv[++i];
+        if (strcmp(opt, "--backend") == 0) {
+            backend = strcmp(value, "cpu") == 0 ? NULL : value;
+            continue;
+        }
         if (strcmp(opt, "--mode") == 0) {
             if (strcmp(value, "both") == 0) {
                 nmodes = 2;
@@ -621,6 +676,14 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
             nthreads_list = n;
         else
             nsizes = n;
+    }
+    if (backend) {
+        if (nsizes == 0) { /* one 5120 x 17408 GEMV's bytes, 8 times that, and 1 GiB */
+            static const size_t defaults[] = {19496960, 155975680, (size_t)1 << 30};
+            for (int k = 0; k < 3; k++)
+                sizes[nsizes++] = (size_item){defaults[k], NULL};
+        }
+        return device_bandwidth(backend, sizes, nsizes, modes, nmodes, json);
     }
     if (nthreads_list == 0)
         for (int t = 1; t <= hsdr_machine_logical_cpus() && t <= MAX_LIST; t++)

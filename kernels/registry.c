@@ -136,6 +136,15 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 14, D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9,
                                                      D(SCALE) = 4},
      .device = &hsdr_cuda_direct_ops},
+    {.name = "cuda.direct_mma", .backend = "cuda", .family = "direct",
+     .summary = "direct 8-phase on int8 tensor cores: A[p] = sum_h 16^h (t . V)[4p + h] with V (128 x 32, entries "
+                "s 2^(q & 3) by phase and octave group) built once per matvec (route); mma.m16n8k32 on raw digits, "
+                "column sums subtracted; exact A[8], fp64 group sums",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(ENCODE) | ST(ROUTE) | ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4},
+     .device = &hsdr_cuda_direct_mma_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

@@ -34,6 +34,7 @@ if step check "$hsdr" check --backend cuda vectors/; then
     else
         echo "== sanitizer: compute-sanitizer not found, skipped" | tee -a "$log"
     fi
+    step bandwidth "$hsdr" bandwidth --backend cuda
     # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
     # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2)
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants=backend:cuda \

@@ -28,6 +28,10 @@ extern const hsdr_device_ops hsdr_cuda_production_ops;
  * tolerance of y_lns8. */
 extern const hsdr_device_ops hsdr_cuda_direct_ops;
 
+/* cuda.direct_mma: the same codes (encode), then V per group built once per matvec (route), then A[8] as an int8
+ * tensor-core product C = t . V (mma.m16n8k32, 16 rows per warp; reduce, with decode, scale and merge fused). */
+extern const hsdr_device_ops hsdr_cuda_direct_mma_ops;
+
 #ifdef __cplusplus
 }
 #endif

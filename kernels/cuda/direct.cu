@@ -221,3 +221,235 @@ static cudaError_t upload_codes(hsdr_device_run *r, const uint8_t *codes, int e)
 
 static const hsdr_cu_kernels kernels = {act_bytes, launch, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_ops = HSDR_CU_OPS(kernels);
+
+/* ==== cuda.direct_mma: the same A[8] as an int8 tensor-core product ====
+ *
+ * For one group, A[p] = sum_h 16^h C[4p + h] with C = t . V, V a 128 x 32 int8 matrix built once per matvec from the
+ * codes (route stage): column 4p + h holds s * 2^(q & 3) for the lanes of phase p whose octave q has q >> 2 = h
+ * (|entries| <= 8, |C| <= 1024: exact). So a warp computes 16 rows x 32 columns of C per group with 16
+ * mma.m16n8k32 (s8 x s8 -> s32): the trits go in as raw digits {0, 1, 2} and the column sums of V are subtracted
+ * once. The k order inside a group is free as long as both operands use it: thread t (of the 4 in an mma thread
+ * group) supplies the 4-trit units UNIT[t][0..7] (a qs word and a digit step: one multiply-by-3 decode step, or the
+ * closed form for the irregular tail), units 2s and 2s + 1 for k-step s. The route kernel lays V out in exactly the
+ * order the B fragments are loaded. */
+
+enum { MMA_WARPS = 8, MMA_TILES = 2, MMA_ROWS = 16 * MMA_TILES };
+
+/* unit (thread t, index j) -> (word w, digit step n); w = 6: the qh pair unit n (weights 120 + 4n ..) */
+__constant__ int8_t c_unit_w[4][8] = {{0, 0, 0, 0, 0, 4, 4, 4}, {1, 1, 1, 1, 1, 4, 4, 5}, {2, 2, 2, 2, 2, 5, 5, 5},
+                                      {3, 3, 3, 3, 3, 5, 6, 6}};
+__constant__ int8_t c_unit_n[4][8] = {{0, 1, 2, 3, 4, 0, 1, 2}, {0, 1, 2, 3, 4, 3, 4, 0}, {0, 1, 2, 3, 4, 1, 2, 3},
+                                      {0, 1, 2, 3, 4, 4, 0, 1}};
+
+/* The weight (0..127) of byte e of unit (w, n). */
+__device__ __forceinline__ int unit_weight(int w, int n, int e)
+{
+    return w < 4 ? 16 * n + 4 * w + e : w < 6 ? 80 + 8 * n + 4 * (w - 4) + e : 120 + 4 * n + e;
+}
+
+/* The B operand and column sums of every group: Bf[g][s][j][lane] = {b0, b1} for k-step s, n-tile j. */
+static size_t mma_act_bytes(int K)
+{
+    const size_t G = (size_t)K / 128;
+    return act_bytes(K) + G * 16 * 32 * sizeof(uint2) + G * 32 * sizeof(int);
+}
+
+__device__ __forceinline__ uint2 *mma_bfrag(uint8_t *act, int K)
+{
+    return (uint2 *)(act + ((K + 15) & ~15) + 16);
+}
+
+__device__ __forceinline__ int *mma_colsum(uint8_t *act, int K)
+{
+    return (int *)(mma_bfrag(act, K) + (size_t)(K / 128) * 16 * 32);
+}
+
+/* V[i][c] for lane i's code and column c = 4p + h */
+__device__ __forceinline__ int v_entry(uint32_t code, int c)
+{
+    const int k = code & 0x7f, q = k >> 3;
+    if (k == 0 || (k & 7) != (c >> 2) || (q >> 2) != (c & 3))
+        return 0;
+    const int v = 1 << (q & 3);
+    return (code & 0x80) ? -v : v;
+}
+
+/* one thread per (group, s, j, lane): the B fragment; then per (group, column) the column sum */
+__global__ void hsdr_cu_mma_route(int K, uint8_t *act)
+{
+    const int G = K / 128;
+    const uint8_t *codes = act;
+    uint2 *bf = mma_bfrag(act, K);
+    const long n_frag = (long)G * 16 * 32;
+    for (long idx = blockIdx.x * (long)blockDim.x + threadIdx.x; idx < n_frag + G * 32L;
+         idx += (long)gridDim.x * blockDim.x) {
+        if (idx < n_frag) {
+            const int lane = (int)(idx & 31), j = (int)((idx >> 5) & 3), s = (int)((idx >> 7) & 3), g = (int)(idx >> 9);
+            const int t = lane & 3, col = 8 * j + (lane >> 2);
+            uint32_t half[2];
+            for (int hf = 0; hf < 2; hf++) {
+                const int w = c_unit_w[t][2 * s + hf], n = c_unit_n[t][2 * s + hf];
+                uint32_t word = 0;
+                for (int e = 0; e < 4; e++)
+                    word |= (uint32_t)(uint8_t)v_entry(codes[128 * g + unit_weight(w, n, e)], col) << (8 * e);
+                half[hf] = word;
+            }
+            bf[idx] = make_uint2(half[0], half[1]);
+        } else {
+            const long r = idx - n_frag;
+            const int g = (int)(r >> 5), c = (int)(r & 31);
+            int sum = 0;
+            for (int i = 0; i < 128; i++)
+                sum += v_entry(codes[128 * g + i], c);
+            mma_colsum(act, K)[r] = sum;
+        }
+    }
+}
+
+__device__ __forceinline__ void mma_s8(int c[4], const uint32_t a[4], uint2 b)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+/* The eight raw-digit units (4 trits each, bytes {0, 1, 2}) thread t supplies for one row's block. */
+__device__ __forceinline__ void row_units(const uint8_t *blk, int t, uint32_t u[8])
+{
+    /* units 0..4: qs word t, digit steps 0..4 (byte pairs in 16-bit halves, x3 per step) */
+    const uint32_t word = __ldcs((const uint32_t *)(blk + 4 * t));
+    uint32_t even = word & 0x00ff00ffu, odd = (word >> 8) & 0x00ff00ffu;
+#pragma unroll
+    for (int n = 0; n < 5; n++) {
+        even *= 3u, odd *= 3u;
+        u[n] = ((even >> 8) & 0x00030003u) | (odd & 0x03000300u);
+        even &= 0x00ff00ffu, odd &= 0x00ff00ffu;
+    }
+    /* units 5..7: the tail (qs words 4, 5 and the qh pair), closed form: digit n of byte b = floor(b 3^(n+1) / 256)
+     * mod 3 */
+#pragma unroll
+    for (int j = 5; j < 8; j++) {
+        const int w = c_unit_w[t][j], n = c_unit_n[t][j];
+        const uint32_t src = __ldcs((const uint32_t *)(blk + (w < 6 ? 4 * w : 24)));
+        uint32_t out = 0;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int ne = w < 6 ? n : 2 * n + (e >> 1);                 /* the qh pair: steps 2n, 2n, 2n+1, 2n+1 */
+            const uint32_t b = (src >> (8 * (w < 6 ? e : (e & 1)))) & 0xffu; /* qh0, qh1, qh0, qh1 */
+            const uint32_t p3 = ne == 0 ? 3u : ne == 1 ? 9u : ne == 2 ? 27u : ne == 3 ? 81u : 243u;
+            const uint32_t x = (b * p3) >> 8;
+            out |= (x - 3u * ((x * 171u) >> 9)) << (8 * e); /* x mod 3, x <= 242 */
+        }
+        u[j] = out;
+    }
+}
+
+/* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
+ * loading a group's B fragments once for all tiles; the per-row fp64 partials are added in warp order through
+ * shared memory (a fixed order: y does not depend on timing). */
+__global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: two CTAs per SM */
+    hsdr_cu_direct_mma_rows(const uint8_t *W, uint8_t *act, int K, int N, float *y, int32_t *A_out)
+{
+    __shared__ double partial[MMA_WARPS][16 * MMA_TILES];
+    const int G = K / 128, lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
+    const int base = blockIdx.x * 16 * MMA_TILES;
+    const int e = *prescale_of(act, K);
+    const uint2 *bf = mma_bfrag(act, K);
+    const int *colsum = mma_colsum(act, K);
+    double acc[MMA_TILES][2] = {};
+    for (int g = warp; g < G; g += MMA_WARPS) {
+        uint2 b[4][4];
+#pragma unroll
+        for (int s = 0; s < 4; s++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                b[s][j] = __ldg(bf + (((size_t)g * 4 + s) * 4 + j) * 32 + lane);
+        int cs[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            cs[j][0] = colsum[32 * g + 8 * j + 2 * t], cs[j][1] = colsum[32 * g + 8 * j + 2 * t + 1];
+#pragma unroll
+        for (int tile = 0; tile < MMA_TILES; tile++) {
+            const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
+            const bool ok0 = row0 < N, ok1 = row1 < N;
+            const uint8_t *b0 = W + ((size_t)(ok0 ? row0 : 0) * G + g) * HSDR_PTQ1_0_BLOCK;
+            const uint8_t *b1 = W + ((size_t)(ok1 ? row1 : 0) * G + g) * HSDR_PTQ1_0_BLOCK;
+            uint32_t u0[8], u1[8];
+            row_units(b0, t, u0);
+            row_units(b1, t, u1);
+            for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
+                u0[j] = ok0 ? u0[j] : 0x01010101u;
+                u1[j] = ok1 ? u1[j] : 0x01010101u;
+            }
+            int c[4][4] = {};
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                const uint32_t a[4] = {u0[2 * s], u1[2 * s], u0[2 * s + 1], u1[2 * s + 1]};
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    mma_s8(c[j], a, b[s][j]);
+            }
+            /* thread (gid, t) holds columns 8j + 2t + {0, 1} (phase 2j + (t >> 1), octave groups 2(t & 1) + {0, 1})
+             * of rows row0 (c[j][0..1]) and row1 (c[j][2..3]) */
+            const int h0 = 2 * (t & 1);
+            double s0 = 0.0, s1 = 0.0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
+                int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
+                p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
+                p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
+                const int phase = 2 * j + (t >> 1);
+                if (A_out && (t & 1) == 0) {
+                    if (ok0)
+                        A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
+                    if (ok1)
+                        A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
+                }
+                s0 += (double)p0 * c_cp[phase];
+                s1 += (double)p1 * c_cp[phase];
+            }
+            s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
+            s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
+            acc[tile][0] += (double)__half2float(__ushort_as_half(*(const unsigned short *)(b0 + 26))) * s0;
+            acc[tile][1] += (double)__half2float(__ushort_as_half(*(const unsigned short *)(b1 + 26))) * s1;
+        }
+    }
+    if (t == 0)
+        for (int tile = 0; tile < MMA_TILES; tile++) {
+            partial[warp][16 * tile + gid] = acc[tile][0];
+            partial[warp][16 * tile + gid + 8] = acc[tile][1];
+        }
+    __syncthreads();
+    if (threadIdx.x < 16 * MMA_TILES && base + (int)threadIdx.x < N) {
+        double sum = 0.0;
+        for (int w = 0; w < MMA_WARPS; w++)
+            sum += partial[w][threadIdx.x];
+        y[base + threadIdx.x] = (float)ldexp(sum, e - 9);
+    }
+}
+
+static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+{
+    cudaError_t err = upload_constants();
+    if (err != cudaSuccess)
+        return err;
+    uint8_t *act = (uint8_t *)r->act;
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
+    if (stage >= 0)
+        skip = (enc | route | red) & ~(1u << stage), twice = 0;
+    const int G = r->K / 128;
+    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS>>>(r->x, r->K, act);
+    for (int i = 0; i < ((skip & route) ? 0 : (twice & route) ? 2 : 1); i++)
+        hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256>>>(r->K, act);
+    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+        hsdr_cu_direct_mma_rows<<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS>>>(W, act, r->K, r->N, r->y,
+                                                                                      r->A);
+    return cudaGetLastError();
+}
+
+/* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
+static const hsdr_cu_kernels mma_kernels = {mma_act_bytes, mma_launch, upload_codes};
+extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
