@@ -98,6 +98,9 @@ typedef struct {
      * timed with the same clock: the ceiling of the roofline. */
     int (*read_bandwidth)(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
     const char *(*describe)(void); /* device name and properties, for the results' context */
+    /* A whole token: the full launches of runs[0..n) (each on its copy 0 and the x its last time() uploaded),
+     * captured once into one graph and replayed back to back; samples_ns[reps]: device time of each replay. */
+    int (*token)(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen);
     const void *impl;              /* the backend's own table for this variant (its kernels), opaque here */
 } hsdr_device_ops;
 

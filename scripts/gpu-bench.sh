@@ -2,8 +2,9 @@
 # gpu-bench.sh [BUILD_DIR]: on a machine with an NVIDIA GPU, everything the CUDA backend is checked and measured
 # with, in one call, into $OUT (default results/gpu-latest): the device and the registry, `hsdr check --backend
 # cuda` over every vector file (the gate: nothing is timed if it fails), the same under compute-sanitizer when it is
-# there, then the GPU matrix (results.jsonl, results.csv, breakeven.json) and an Nsight Compute pass over each
-# kernel; everything printed goes to gpu-bench.log (four files in all: the lent machine returns at most eight). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
+# there, then the GPU matrix (results.jsonl, results.csv, breakeven.json), a decode profile per model
+# (profile-MODEL.json: one CUDA graph per token) and an Nsight Compute pass over each kernel; everything printed goes
+# to gpu-bench.log (seven files in all: the lent machine returns at most eight). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
 set -u
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
@@ -40,6 +41,11 @@ if step check "$hsdr" check --backend cuda vectors/; then
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants=backend:cuda \
         --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1 --set threads=1 --set distribution=bonsai \
         --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
+    # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
+    for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
+        step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
+            --variants 'cuda.*' --json "$out/profile-${m%%:*}.json"
+    done
     # what limits each kernel on the largest FFN GEMV: Nsight Compute's speed-of-light, occupancy and stall
     # reasons (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
     if command -v ncu >/dev/null 2>&1; then

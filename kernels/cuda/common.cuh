@@ -41,13 +41,14 @@ struct hsdr_device_run {
     void *act;               /* the variant's encoded activations */
     int32_t *A;              /* checking interface only: A[8] per (row, group) when the variant writes it; else NULL */
     cudaEvent_t start, stop;
+    cudaStream_t stream;     /* where the launches go: 0 (the legacy default stream), or a capture stream */
     const struct hsdr_cu_kernels *k;
 };
 
 /* What a CUDA variant adds to the shared host code (device.cu): its activation buffer and its launches. */
 struct hsdr_cu_kernels {
     size_t (*act_bytes)(int K);
-    /* Enqueue on the default stream: stage < 0, the full matvec on weights W with the ablation masks skip / twice
+    /* Enqueue on r->stream: stage < 0, the full matvec on weights W with the ablation masks skip / twice
      * (HSDR_STAGE_BIT); else that stage alone. */
     cudaError_t (*launch)(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice);
     /* Optional (LNS8 variants): put pre-encoded codes with pre-scale e into the activation buffer, for test vectors
@@ -66,10 +67,11 @@ void hsdr_cu_destroy(hsdr_device_run *run);
 size_t hsdr_cu_l2_bytes(void);
 int hsdr_cu_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
 const char *hsdr_cu_describe(void);
+int hsdr_cu_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen);
 }
 
 #define HSDR_CU_OPS(kernels)                                                                                        \
     {hsdr_cu_create, hsdr_cu_time, hsdr_cu_output, hsdr_cu_destroy, hsdr_cu_l2_bytes, hsdr_cu_read_bandwidth,      \
-     hsdr_cu_describe, &(kernels)}
+     hsdr_cu_describe, hsdr_cu_token, &(kernels)}
 
 #endif

@@ -234,3 +234,49 @@ fail:
     hsdr_cu_destroy(r);
     return rc;
 }
+
+extern "C" int hsdr_cu_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
+{
+    cudaStream_t s = NULL;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    cudaError_t launched = cudaSuccess;
+    float ms = 0.0f;
+    int rc = -1;
+    HSDR_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    HSDR_CU(cudaEventCreate(&a));
+    HSDR_CU(cudaEventCreate(&b));
+    HSDR_CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n && launched == cudaSuccess; i++) {
+        runs[i]->stream = s;
+        launched = runs[i]->k->launch(runs[i], runs[i]->wblock, -1, 0, 0);
+        runs[i]->stream = 0;
+    }
+    HSDR_CU(cudaStreamEndCapture(s, &graph)); /* ends the capture also after a failed launch */
+    HSDR_CU(launched);
+    HSDR_CU(cudaGraphInstantiate(&exec, graph, 0));
+    for (int rep = -2; rep < reps; rep++) { /* two warm-ups */
+        HSDR_CU(cudaEventRecord(a, s));
+        HSDR_CU(cudaGraphLaunch(exec, s));
+        HSDR_CU(cudaEventRecord(b, s));
+        HSDR_CU(cudaEventSynchronize(b));
+        HSDR_CU(cudaGetLastError());
+        HSDR_CU(cudaEventElapsedTime(&ms, a, b));
+        if (rep >= 0)
+            samples_ns[rep] = (double)ms * 1e6;
+    }
+    rc = 0;
+fail:
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    if (s)
+        cudaStreamDestroy(s);
+    return rc;
+}

@@ -204,10 +204,10 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     if (stage >= 0)
         skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
     for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS>>>(r->x, r->K, codes);
+        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
     for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
-        hsdr_cu_direct_rows<<<(r->N + WARPS_PER_CTA - 1) / WARPS_PER_CTA, 32 * WARPS_PER_CTA>>>(W, codes, r->K, r->N,
-                                                                                               r->y, r->A);
+        hsdr_cu_direct_rows<<<(r->N + WARPS_PER_CTA - 1) / WARPS_PER_CTA, 32 * WARPS_PER_CTA, 0, r->stream>>>(
+            W, codes, r->K, r->N, r->y, r->A);
     return cudaGetLastError();
 }
 
@@ -441,12 +441,12 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
         skip = (enc | route | red) & ~(1u << stage), twice = 0;
     const int G = r->K / 128;
     for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS>>>(r->x, r->K, act);
+        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, act);
     for (int i = 0; i < ((skip & route) ? 0 : (twice & route) ? 2 : 1); i++)
-        hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256>>>(r->K, act);
+        hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
     for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
-        hsdr_cu_direct_mma_rows<<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS>>>(W, act, r->K, r->N, r->y,
-                                                                                      r->A);
+        hsdr_cu_direct_mma_rows<<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(W, act, r->K, r->N,
+                                                                                                 r->y, r->A);
     return cudaGetLastError();
 }
 

@@ -187,7 +187,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     if (stage >= 0) /* one stage alone */
         skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
     for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
-        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA>>>(r->x, r->K, q, qsum);
+        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA, 0, r->stream>>>(r->x, r->K, q, qsum);
     const size_t smem = smem_bytes(r->K);
     if (smem > 48 * 1024) { /* beyond the default dynamic shared-memory limit (K > 37000) */
         cudaError_t e = cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -196,7 +196,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
             return e;
     }
     for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
-        hsdr_cu_production_rows<<<row_ctas(r->N), 32 * WARPS_PER_CTA, smem>>>(W, q, qsum, r->K, r->N, r->y);
+        hsdr_cu_production_rows<<<row_ctas(r->N), 32 * WARPS_PER_CTA, smem, r->stream>>>(W, q, qsum, r->K, r->N, r->y);
     return cudaGetLastError();
 }
 
