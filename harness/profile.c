@@ -224,6 +224,8 @@ int hsdr_cmd_profile(int argc, char **argv)
         rc = HSDR_EXIT_USAGE;
         goto done;
     }
+    size_t device_l2 = 0; /* the L2 of the device variants profiled, 0 without one */
+    int host_profiled = 0;
     printf("\n%-14s %12s %12s %10s %10s %9s %12s\n", "variant", "ms/token", "tokens/s", "floor ms", "% floor",
            "full ms*", "convert ms");
     for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
@@ -261,7 +263,9 @@ int hsdr_cmd_profile(int argc, char **argv)
         }
         memset(gemv_ns, 0, sizeof(double) * ng);
         double ceiling_v = ceiling, device_sum = 0.0;
+        host_profiled |= v->device == NULL;
         if (v->device) {
+            device_l2 = v->device->l2_bytes();
             /* a device: each GEMV once on its own (device clock, per launch: the per-tensor shares), then the whole
              * token as one graph replayed back to back (the token time: no launch latency in it); activations are
              * drawn once per GEMV (the encode still runs in every replay) */
@@ -382,6 +386,8 @@ int hsdr_cmd_profile(int argc, char **argv)
     printf("* full ms: the whole %d-layer model%s extrapolated from the measured layers' mean per layer kind (needs "
            "at least one layer of each kind).\n",
            model->n_layers, o.head ? " with head" : "");
+    if (device_l2 && !host_profiled) /* device variants only: cold means the token's bytes exceed 3x its L2 */
+        cJSON_ReplaceItemInObject(doc, "cold", cJSON_CreateBool(total_bytes > 3 * device_l2));
     if (o.json_path) {
         char *txt = cJSON_Print(doc);
         char tmp[1024];
