@@ -145,6 +145,15 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4},
      .device = &hsdr_cuda_direct_mma_ops},
+    {.name = "cuda.stateset", .backend = "cuda", .family = "stateset",
+     .summary = "ballot state sets: per group and tile of R rows (R <= 32) the occupied codes and their lane masks "
+                "built once with __ballot_sync, per row trit masks by ballot, lanes split the states (popc of the "
+                "positive and negative products), reduce-scatter fold to exact A[8]",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .uses_R = true,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 14, D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20,
+                                                     D(SCALE) = 4},
+     .device = &hsdr_cuda_stateset_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

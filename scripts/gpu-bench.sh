@@ -39,7 +39,7 @@ if step check "$hsdr" check --backend cuda vectors/; then
     # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
     # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2)
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants=backend:cuda \
-        --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1 --set threads=1 --set distribution=bonsai \
+        --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set threads=1 --set distribution=bonsai \
         --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do

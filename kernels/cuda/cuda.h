@@ -32,6 +32,10 @@ extern const hsdr_device_ops hsdr_cuda_direct_ops;
  * tensor-core product C = t . V (mma.m16n8k32, 16 rows per warp; reduce, with decode, scale and merge fused). */
 extern const hsdr_device_ops hsdr_cuda_direct_mma_ops;
 
+/* cuda.stateset: the same codes (encode), then per tile of R rows (at most 32) and group the state set built once by
+ * __ballot_sync (route, inside the kernel), and per row popc counts over the occupied states folded to A[8]. */
+extern const hsdr_device_ops hsdr_cuda_stateset_ops;
+
 #ifdef __cplusplus
 }
 #endif

@@ -453,3 +453,146 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
 static const hsdr_cu_kernels mma_kernels = {mma_act_bytes, mma_launch, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
+
+/* ==== cuda.stateset: ballot state sets, reused over R rows ====
+ *
+ * A CTA owns a tile of R rows (its 8 warps take rows w, w + 8, ...). Per group, warp 0 builds the group's state set
+ * once for the tile (route): which codes k occur (flags in shared memory, compacted in increasing k), then per
+ * occupied k four __ballot_sync masks of the lanes holding k, in ballot order (word u, bit j = lane 4j + u), and the
+ * activations' sign masks. Per row, the warp decodes its trits (lane j: lanes 4j..4j+3), ballots the nonzero and
+ * negative masks, and its lanes split the occupied states: count = popc(S_k & positive products) - popc(S_k &
+ * negative products), added as count * 2^q into phase p (k = 8q + p); the same reduce-scatter as cuda.direct gives
+ * A[8] exactly, then d * sum_p A[p] c_p in fp64. */
+
+enum { SS_WARPS = 8 };
+
+struct ss_set {
+    int n;                 /* occupied codes */
+    uint8_t k[128];        /* the occupied codes, increasing */
+    uint32_t S[128][4];    /* their lane masks, ballot order */
+    uint32_t neg[4];       /* activation signs, ballot order */
+    uint8_t present[128];
+};
+
+__global__ void __launch_bounds__(32 * SS_WARPS)
+    hsdr_cu_stateset_rows(const uint8_t *W, const uint8_t *codes, int K, int N, int R, float *y, int32_t *A_out)
+{
+    __shared__ ss_set set;
+    const int G = K / 128, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int tile0 = blockIdx.x * R;
+    const int e = *prescale_of((uint8_t *)codes, K);
+    const int my_phase = ((lane >> 4) & 1) * 4 + ((lane >> 3) & 1) * 2 + ((lane >> 2) & 1);
+    double acc[4] = {0.0, 0.0, 0.0, 0.0}; /* rows warp, warp + 8, ... of the tile (R <= 32) */
+    for (int g = 0; g < G; g++) {
+        if (warp == 0) { /* the state set of group g, for the whole tile */
+            const uint32_t c4 = __ldg((const uint32_t *)(codes + 128 * g + 4 * lane));
+            for (int i = lane; i < 128; i += 32)
+                set.present[i] = 0;
+            __syncwarp();
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const uint32_t kk = (c4 >> (8 * u)) & 0x7fu;
+                if (kk)
+                    set.present[kk] = 1; /* every writer writes 1 */
+            }
+            __syncwarp();
+            int base = 0;
+#pragma unroll
+            for (int part = 0; part < 4; part++) { /* k = 32 part + lane, in increasing order */
+                const int kk = 32 * part + lane;
+                const unsigned has = __ballot_sync(HSDR_FULL_MASK, set.present[kk] != 0);
+                if (set.present[kk])
+                    set.k[base + __popc(has & ((1u << lane) - 1u))] = (uint8_t)kk;
+                base += __popc(has);
+            }
+            __syncwarp();
+            for (int i = 0; i < base; i++) {
+                const uint32_t kk = set.k[i];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    const unsigned m = __ballot_sync(HSDR_FULL_MASK, ((c4 >> (8 * u)) & 0x7fu) == kk);
+                    if (lane == 0)
+                        set.S[i][u] = m;
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const unsigned m = __ballot_sync(HSDR_FULL_MASK, ((c4 >> (8 * u + 7)) & 1u) != 0);
+                if (lane == 0)
+                    set.neg[u] = m;
+            }
+            if (lane == 0)
+                set.n = base;
+        }
+        __syncthreads();
+        for (int ri = 0, r = warp; r < R; ri++, r += SS_WARPS) {
+            const int row = tile0 + r;
+            if (row >= N) /* uniform per warp */
+                break;
+            const uint8_t *blk = W + ((size_t)row * G + g) * HSDR_PTQ1_0_BLOCK;
+            int t[4];
+            lane_trits(blk, lane, t);
+            uint32_t wp[4], wn[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const uint32_t nz = __ballot_sync(HSDR_FULL_MASK, t[u] != 0);
+                const uint32_t tneg = __ballot_sync(HSDR_FULL_MASK, t[u] < 0);
+                const uint32_t pneg = set.neg[u] ^ tneg; /* the product is negative */
+                wp[u] = nz & ~pneg;
+                wn[u] = nz & pneg;
+            }
+            int part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int i = lane; i < set.n; i += 32) {
+                const int kk = set.k[i];
+                int c = 0;
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    c += __popc(set.S[i][u] & wp[u]) - __popc(set.S[i][u] & wn[u]);
+                const int v = c * (1 << (kk >> 3));
+#pragma unroll
+                for (int p = 0; p < 8; p++)
+                    part[p] += (kk & 7) == p ? v : 0;
+            }
+            scatter_half<4>(part, 16, (lane >> 4) & 1);
+            scatter_half<2>(part, 8, (lane >> 3) & 1);
+            scatter_half<1>(part, 4, (lane >> 2) & 1);
+            int a = part[0];
+            a += __shfl_xor_sync(HSDR_FULL_MASK, a, 2);
+            a += __shfl_xor_sync(HSDR_FULL_MASK, a, 1);
+            if (A_out && (lane & 3) == 0)
+                A_out[((size_t)row * G + g) * 8 + my_phase] = a;
+            double s = (double)a * c_cp[my_phase];
+            s += __shfl_xor_sync(HSDR_FULL_MASK, s, 4);
+            s += __shfl_xor_sync(HSDR_FULL_MASK, s, 8);
+            s += __shfl_xor_sync(HSDR_FULL_MASK, s, 16);
+            acc[ri] += (double)__half2float(__ushort_as_half(*(const unsigned short *)(blk + 26))) * s;
+        }
+        __syncthreads(); /* the set is rebuilt for the next group */
+    }
+    for (int ri = 0, r = warp; r < R; ri++, r += SS_WARPS)
+        if (lane == 0 && tile0 + r < N)
+            y[tile0 + r] = (float)ldexp(acc[ri], e - 9);
+}
+
+static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+{
+    cudaError_t err = upload_constants();
+    if (err != cudaSuccess)
+        return err;
+    uint8_t *codes = (uint8_t *)r->act;
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    if (stage >= 0)
+        skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
+    if (r->R > 4 * SS_WARPS) /* a tile keeps at most 4 rows per warp in registers */
+        return cudaErrorInvalidConfiguration;
+    const int R = r->R < 1 ? 1 : r->R;
+    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
+    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+        hsdr_cu_stateset_rows<<<(r->N + R - 1) / R, 32 * SS_WARPS, 0, r->stream>>>(W, codes, r->K, r->N, R, r->y,
+                                                                                   r->A);
+    return cudaGetLastError();
+}
+
+static const hsdr_cu_kernels ss_kernels = {act_bytes, ss_launch, upload_codes};
+extern "C" const hsdr_device_ops hsdr_cuda_stateset_ops = HSDR_CU_OPS(ss_kernels);

@@ -22,3 +22,4 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_mma_ops = {0};
+const hsdr_device_ops hsdr_cuda_stateset_ops = {0};
