@@ -277,14 +277,18 @@ def breakeven_panel(ax, ds, fits, cfg, palette):
     for direct in q.unique(f["direct"] for f in fits):
         c = next(f["fit"]["direct_ns_per_row"] for f in fits if f["direct"] == direct)
         ax.axhline(c / div, color=palette(direct), lw=2, label=f"{direct} (R-independent): {sig(c / div)} {unit}/row")
+    drawn = set()  # a state-set variant fitted against several direct variants: one curve, every verdict
     for f in fits:
         v, fit = f["stateset"], f["fit"]
         a, b = fit["a_ns_per_row"], fit["b_ns_per_tile_row"]
-        pts = per_row.get(v, [])
-        ax.plot([R for R, _ in pts], [y / div for _, y in pts], "o", color=palette(v), ms=6)
-        ax.plot(grid, [(a + b / R) / div for R in grid], "-", color=palette(v), alpha=0.8,
-                label=f"{v}: a + b/R, a={sig(a / div)}, b={sig(b / div)} {unit}; {breakeven_text(f)}")
-        ax.axhline(a / div, color=palette(v), ls=":", lw=1)
+        if v not in drawn:
+            drawn.add(v)
+            pts = per_row.get(v, [])
+            verdicts = "; ".join(f"vs {g['direct']}: {breakeven_text(g)}" for g in fits if g["stateset"] == v)
+            ax.plot([R for R, _ in pts], [y / div for _, y in pts], "o", color=palette(v), ms=6)
+            ax.plot(grid, [(a + b / R) / div for R in grid], "-", color=palette(v), alpha=0.8,
+                    label=f"{v}: a + b/R, a={sig(a / div)}, b={sig(b / div)} {unit}; {verdicts}")
+            ax.axhline(a / div, color=palette(v), ls=":", lw=1)
         if f.get("break_even_R"):
             R = f["break_even_R"]
             ax.axvline(R, color=palette(v), ls="--", lw=1)
