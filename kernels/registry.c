@@ -154,6 +154,14 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 14, D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20,
                                                      D(SCALE) = 4},
      .device = &hsdr_cuda_stateset_ops},
+    {.name = "cuda.q1516", .backend = "cuda", .family = "q1516",
+     .summary = "Q15.16 hybrid on cuda.direct_mma's exact A[8]: S = sum A[p] C31[p] (int64), Q_g materialized per "
+                "group in the kernel, int64 merge over the groups (exact, any order)",
+     .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(ENCODE) | ST(ROUTE) | ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4, D(MATERIALIZE) = 3},
+     .device = &hsdr_cuda_q1516_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

@@ -40,6 +40,7 @@ struct hsdr_device_run {
     float *x, *y;
     void *act;               /* the variant's encoded activations */
     int32_t *A;              /* checking interface only: A[8] per (row, group) when the variant writes it; else NULL */
+    int64_t *qg, *qr;        /* checking interface only (Q15.16 variants): per (row, group) and per row; else NULL */
     cudaEvent_t start, stop;
     cudaStream_t stream;     /* where the launches go: 0 (the legacy default stream), or a capture stream */
     const struct hsdr_cu_kernels *k;

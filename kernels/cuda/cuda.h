@@ -36,6 +36,10 @@ extern const hsdr_device_ops hsdr_cuda_direct_mma_ops;
  * __ballot_sync (route, inside the kernel), and per row popc counts over the occupied states folded to A[8]. */
 extern const hsdr_device_ops hsdr_cuda_stateset_ops;
 
+/* cuda.q1516: cuda.direct_mma's exact A[8], then Q15.16 per group with the 31-bit constants (materialized in the
+ * kernel) and an int64 merge over the groups; y = q_row * 2^-16. */
+extern const hsdr_device_ops hsdr_cuda_q1516_ops;
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,6 +44,8 @@ extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
     cudaFree(r->y);
     cudaFree(r->act);
     cudaFree(r->A);
+    cudaFree(r->qg);
+    cudaFree(r->qr);
     if (r->start)
         cudaEventDestroy(r->start);
     if (r->stop)
@@ -207,12 +209,17 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
     double convert_ns, ns;
     size_t footprint;
     const size_t abytes = sizeof(int32_t) * (size_t)io->N * (io->K / 128) * 8;
+    const size_t qgbytes = sizeof(int64_t) * (size_t)io->N * (io->K / 128);
     int rc = -1;
     float *zeros = NULL;
     if (hsdr_cu_create(v, &e, io->weights, 1, &r, &convert_ns, &footprint, err, errlen) != 0)
         return -1;
     if ((v->outputs & HSDR_OUT_A) && io->A)
         HSDR_CU(cudaMalloc((void **)&r->A, abytes));
+    if ((v->outputs & HSDR_OUT_Q1516) && io->q_group && io->q_row) {
+        HSDR_CU(cudaMalloc((void **)&r->qg, qgbytes));
+        HSDR_CU(cudaMalloc((void **)&r->qr, sizeof(int64_t) * (size_t)io->N));
+    }
     if (codes_only) {
         /* x is not used once the codes are given; hsdr_cu_time still uploads K values */
         zeros = (float *)calloc((size_t)io->K, sizeof(float));
@@ -228,6 +235,10 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
         goto fail;
     if (r->A)
         HSDR_CU(cudaMemcpy(io->A, r->A, abytes, cudaMemcpyDeviceToHost));
+    if (r->qg) {
+        HSDR_CU(cudaMemcpy(io->q_group, r->qg, qgbytes, cudaMemcpyDeviceToHost));
+        HSDR_CU(cudaMemcpy(io->q_row, r->qr, sizeof(int64_t) * (size_t)io->N, cudaMemcpyDeviceToHost));
+    }
     rc = 0;
 fail:
     free(zeros);

@@ -20,6 +20,7 @@ extern "C" {
 
 __constant__ uint32_t c_mt[8]; /* the reference's mantissa thresholds (hsdr_lns8_mt), uploaded once */
 __constant__ double c_cp[8];   /* c_p = 2^((p - 2) / 8), the reference's nearest doubles */
+__constant__ long long c_c31[8]; /* round(c_p 2^31): the Q15.16 constants (hsdr_lns8_c31) */
 
 static cudaError_t upload_constants(void)
 {
@@ -29,6 +30,8 @@ static cudaError_t upload_constants(void)
     cudaError_t e = cudaMemcpyToSymbol(c_mt, hsdr_lns8_mt, sizeof c_mt);
     if (e == cudaSuccess)
         e = cudaMemcpyToSymbol(c_cp, hsdr_lns8_cp_hi, sizeof c_cp);
+    if (e == cudaSuccess)
+        e = cudaMemcpyToSymbol(c_c31, hsdr_lns8_c31, sizeof c_c31);
     done = e == cudaSuccess;
     return e;
 }
@@ -348,16 +351,27 @@ __device__ __forceinline__ void row_units(const uint8_t *blk, int t, uint32_t u[
 /* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
  * loading a group's B fragments once for all tiles; the per-row fp64 partials are added in warp order through
  * shared memory (a fixed order: y does not depend on timing). */
+/* Q1516 = false: cuda.direct_mma (fp64 group sums); true: cuda.q1516, the same exact A[8], then per group
+ * S = sum_p A[p] C31[p] (int64, exact) and Q_g = rint(fp64(S) * d * 2^(e + 16 - 31 - 9)) as hsdr_q1516_group does,
+ * summed over the groups in int64 (exact, so the split-K merge order does not matter); y = q_row * 2^-16. */
+union mma_partial {
+    double f;
+    long long q;
+};
+
+template <bool Q1516>
 __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: two CTAs per SM */
-    hsdr_cu_direct_mma_rows(const uint8_t *W, uint8_t *act, int K, int N, float *y, int32_t *A_out)
+    hsdr_cu_direct_mma_rows(const uint8_t *W, uint8_t *act, int K, int N, float *y, int32_t *A_out, long long *qg,
+                            long long *qr)
 {
-    __shared__ double partial[MMA_WARPS][16 * MMA_TILES];
+    __shared__ mma_partial partial[MMA_WARPS][16 * MMA_TILES];
     const int G = K / 128, lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
     const int base = blockIdx.x * 16 * MMA_TILES;
     const int e = *prescale_of(act, K);
     const uint2 *bf = mma_bfrag(act, K);
     const int *colsum = mma_colsum(act, K);
     double acc[MMA_TILES][2] = {};
+    long long qacc[MMA_TILES][2] = {};
     for (int g = warp; g < G; g += MMA_WARPS) {
         uint2 b[4][4];
 #pragma unroll
@@ -394,6 +408,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
              * of rows row0 (c[j][0..1]) and row1 (c[j][2..3]) */
             const int h0 = 2 * (t & 1);
             double s0 = 0.0, s1 = 0.0;
+            long long S0 = 0, S1 = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
@@ -407,29 +422,68 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                     if (ok1)
                         A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
                 }
-                s0 += (double)p0 * c_cp[phase];
-                s1 += (double)p1 * c_cp[phase];
+                if (Q1516) {
+                    S0 += (long long)p0 * c_c31[phase];
+                    S1 += (long long)p1 * c_c31[phase];
+                } else {
+                    s0 += (double)p0 * c_cp[phase];
+                    s1 += (double)p1 * c_cp[phase];
+                }
             }
-            s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
-            s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
-            acc[tile][0] += (double)__half2float(__ushort_as_half(*(const unsigned short *)(b0 + 26))) * s0;
-            acc[tile][1] += (double)__half2float(__ushort_as_half(*(const unsigned short *)(b1 + 26))) * s1;
+            const double d0 = (double)__half2float(__ushort_as_half(*(const unsigned short *)(b0 + 26)));
+            const double d1 = (double)__half2float(__ushort_as_half(*(const unsigned short *)(b1 + 26)));
+            if (Q1516) {
+                S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
+                S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
+                const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
+                const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
+                if (qg && t == 0) {
+                    if (ok0)
+                        qg[(size_t)row0 * G + g] = q0;
+                    if (ok1)
+                        qg[(size_t)row1 * G + g] = q1;
+                }
+                qacc[tile][0] += q0;
+                qacc[tile][1] += q1;
+            } else {
+                s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
+                s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
+                acc[tile][0] += d0 * s0;
+                acc[tile][1] += d1 * s1;
+            }
         }
     }
     if (t == 0)
         for (int tile = 0; tile < MMA_TILES; tile++) {
-            partial[warp][16 * tile + gid] = acc[tile][0];
-            partial[warp][16 * tile + gid + 8] = acc[tile][1];
+            if (Q1516) {
+                partial[warp][16 * tile + gid].q = qacc[tile][0];
+                partial[warp][16 * tile + gid + 8].q = qacc[tile][1];
+            } else {
+                partial[warp][16 * tile + gid].f = acc[tile][0];
+                partial[warp][16 * tile + gid + 8].f = acc[tile][1];
+            }
         }
     __syncthreads();
     if (threadIdx.x < 16 * MMA_TILES && base + (int)threadIdx.x < N) {
         double sum = 0.0;
-        for (int w = 0; w < MMA_WARPS; w++)
-            sum += partial[w][threadIdx.x];
-        y[base + threadIdx.x] = (float)ldexp(sum, e - 9);
+        long long qsum = 0;
+        for (int w = 0; w < MMA_WARPS; w++) { /* warp order: a fixed sum */
+            if (Q1516)
+                qsum += partial[w][threadIdx.x].q;
+            else
+                sum += partial[w][threadIdx.x].f;
+        }
+        if (Q1516) {
+            if (qr)
+                qr[base + threadIdx.x] = qsum;
+            y[base + threadIdx.x] = (float)ldexp((double)qsum, -16);
+        } else {
+            y[base + threadIdx.x] = (float)ldexp(sum, e - 9);
+        }
     }
 }
 
+template <bool Q1516>
 static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     cudaError_t err = upload_constants();
@@ -445,14 +499,16 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
     for (int i = 0; i < ((skip & route) ? 0 : (twice & route) ? 2 : 1); i++)
         hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
     for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
-        hsdr_cu_direct_mma_rows<<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(W, act, r->K, r->N,
-                                                                                                 r->y, r->A);
+        hsdr_cu_direct_mma_rows<Q1516><<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(
+            W, act, r->K, r->N, r->y, r->A, (long long *)r->qg, (long long *)r->qr);
     return cudaGetLastError();
 }
 
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
-static const hsdr_cu_kernels mma_kernels = {mma_act_bytes, mma_launch, upload_codes};
+static const hsdr_cu_kernels mma_kernels = {mma_act_bytes, mma_launch<false>, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
+static const hsdr_cu_kernels q1516_kernels = {mma_act_bytes, mma_launch<true>, upload_codes};
+extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels);
 
 /* ==== cuda.stateset: ballot state sets, reused over R rows ====
  *

@@ -23,3 +23,4 @@ const hsdr_device_ops hsdr_cuda_production_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_mma_ops = {0};
 const hsdr_device_ops hsdr_cuda_stateset_ops = {0};
+const hsdr_device_ops hsdr_cuda_q1516_ops = {0};
