@@ -9,6 +9,15 @@
 #include "lns8.h"
 #include "ptq1_0.h"
 
+/* sum t * q over one 32-block of a group's trits: exact (|isum| <= 32 * 127) */
+static int32_t isum32(const int8_t *t, const int8_t *qs)
+{
+    int32_t isum = 0;
+    for (int j = 0; j < HSDR_Q8_BLOCK; j++)
+        isum += t[j] * qs[j];
+    return isum;
+}
+
 float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, enum hsdr_fma_mode mode)
 {
     float sumf = 0.0f;
@@ -19,9 +28,7 @@ float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, 
         float sumi = 0.0f;
         for (int k = 0; k < 4; k++) {
             const hsdr_block_q8_0 *b = &y[4 * i + k];
-            int32_t isum = 0;
-            for (int j = 0; j < HSDR_Q8_BLOCK; j++)
-                isum += t[32 * k + j] * b->qs[j]; /* exact: |isum| <= 32 * 127 */
+            const int32_t isum = isum32(t + 32 * k, b->qs);
             float dy = hsdr_fp16_to_fp32(b->d);
             /* The project builds with -ffp-contract=off: the unfused line rounds the product, then the sum. */
             sumi = mode == HSDR_FUSED ? fmaf(dy, (float)isum, sumi) : sumi + dy * (float)isum;
@@ -79,10 +86,7 @@ void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_
             float acc = 0.0f;
             for (int k = 0; k < 4; k++) {
                 const hsdr_block_q8_1 *a = &y_q8[4 * b + k];
-                int32_t isum = 0;
-                for (int j = 0; j < HSDR_Q8_BLOCK; j++)
-                    isum += t[32 * k + j] * a->qs[j]; /* exact: |isum| <= 32 * 127 */
-                acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum, acc);
+                acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum32(t + 32 * k, a->qs), acc);
             }
             p[b % LANES] = fmaf(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), acc, p[b % LANES]);
         }

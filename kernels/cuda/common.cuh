@@ -57,6 +57,21 @@ struct hsdr_cu_kernels {
     cudaError_t (*upload_codes)(hsdr_device_run *r, const uint8_t *codes, int e);
 };
 
+/* How many times a stage's kernel runs in one launch: 0 (ablated: skip), 1, or 2 (doubled: twice). */
+static inline int hsdr_cu_reps(unsigned bit, unsigned skip, unsigned twice)
+{
+    return (skip & bit) ? 0 : (twice & bit) ? 2 : 1;
+}
+
+/* A stage alone (stage >= 0): every other stage of `all` (HSDR_STAGE_BIT mask) skipped, nothing doubled. */
+static inline void hsdr_cu_stage_alone(int stage, unsigned all, unsigned *skip, unsigned *twice)
+{
+    if (stage >= 0) {
+        *skip = all & ~(1u << stage);
+        *twice = 0;
+    }
+}
+
 /* The shared device ops (device.cu); a variant's hsdr_device_ops = these + .impl = its hsdr_cu_kernels. */
 extern "C" {
 int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,

@@ -204,11 +204,10 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
         return err;
     uint8_t *codes = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    if (stage >= 0)
-        skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
-    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
-    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_direct_rows<<<(r->N + WARPS_PER_CTA - 1) / WARPS_PER_CTA, 32 * WARPS_PER_CTA, 0, r->stream>>>(
             W, codes, r->K, r->N, r->y, r->A);
     return cudaGetLastError();
@@ -491,14 +490,13 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
         return err;
     uint8_t *act = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
-    if (stage >= 0)
-        skip = (enc | route | red) & ~(1u << stage), twice = 0;
+    hsdr_cu_stage_alone(stage, enc | route | red, &skip, &twice);
     const int G = r->K / 128;
-    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, act);
-    for (int i = 0; i < ((skip & route) ? 0 : (twice & route) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(route, skip, twice); i++)
         hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
-    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_direct_mma_rows<Q1516><<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(
             W, act, r->K, r->N, r->y, r->A, (long long *)r->qg, (long long *)r->qr);
     return cudaGetLastError();
@@ -637,14 +635,13 @@ static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, un
         return err;
     uint8_t *codes = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    if (stage >= 0)
-        skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
+    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     if (r->R > 4 * SS_WARPS) /* a tile keeps at most 4 rows per warp in registers */
         return cudaErrorInvalidConfiguration;
     const int R = r->R < 1 ? 1 : r->R;
-    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
-    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_stateset_rows<<<(r->N + R - 1) / R, 32 * SS_WARPS, 0, r->stream>>>(W, codes, r->K, r->N, R, r->y,
                                                                                    r->A);
     return cudaGetLastError();

@@ -184,9 +184,8 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
     int *qsum = (int *)(q + r->K / 32);
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    if (stage >= 0) /* one stage alone */
-        skip = stage == HSDR_STAGE_ENCODE ? red : enc, twice = 0;
-    for (int i = 0; i < ((skip & enc) ? 0 : (twice & enc) ? 2 : 1); i++)
+    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA, 0, r->stream>>>(r->x, r->K, q, qsum);
     const size_t smem = smem_bytes(r->K);
     if (smem > 48 * 1024) { /* beyond the default dynamic shared-memory limit (K > 37000) */
@@ -195,7 +194,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
         if (e != cudaSuccess)
             return e;
     }
-    for (int i = 0; i < ((skip & red) ? 0 : (twice & red) ? 2 : 1); i++)
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_production_rows<<<row_ctas(r->N), 32 * WARPS_PER_CTA, smem, r->stream>>>(W, q, qsum, r->K, r->N, r->y);
     return cudaGetLastError();
 }
