@@ -4,10 +4,9 @@
  *         math), s = fp16(d * sum q): bit-identical to hsdr_q8_1_quantize.
  * matvec  the activations staged in shared memory once per CTA (bank-conflict-free padding); 8 lanes per row, one
  *         lane per 128-weight block (b = lane, lane + 8, ...), 4 rows per warp. The block's seven 32-bit words are
- *         decoded four bytes at a time: a 256-entry shared table gives each byte's five digits {0, 1, 2}, byte
- *         permutes regroup them by digit step, and each group of four goes into dp4a against the four int8
- *         activations of the same weights; the exact sum of each 32-block's activations (from the encode) is
- *         subtracted once. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
+ *         decoded four bytes at a time: the bytes are spread into 16-bit lanes, multiplied by 3 per digit step, and
+ *         the digit {0, 1, 2} is bits 8-9 of each lane and goes into dp4a against the four int8 activations of
+ *         the same weights; the exact sum of each 32-block's activations (from the encode) is subtracted once. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
  *         p); then an xor butterfly over the row's 8 lanes. Every float operation is an explicit intrinsic, so nvcc
  *         cannot contract or reorder anything: the sequence is hsdr_matvec_q8_1_warp's, bit for bit. */
 #include <stdlib.h>
@@ -45,7 +44,7 @@ enum { ROW_LANES = 8, ROWS_PER_WARP = 32 / ROW_LANES, WARPS_PER_CTA = 8, ROWS_PE
 
 static size_t smem_bytes(int K)
 {
-    return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32) + 8 + 256 * 8;
+    return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32);
 }
 
 /* The four int8 activations of weights w..w+3 of the staged block (w a multiple of 4). */
@@ -54,31 +53,35 @@ __device__ __forceinline__ int act4(const int8_t *blk, int w)
     return *(const int *)(blk + w);
 }
 
-/* isum[k] += the dot of one qs word's 4 x 5 weights with their activations. first: the weight of digit 0 of the
- * word's first byte; step: how far digit n + 1 is from digit n. The digits come from a 256-entry table in shared
- * memory (byte -> its five digits, one per byte: .x digits 0..3, .y digit 4): four lookups and nine byte permutes
- * regroup them by step, against two multiplies, a shift and four masks per step for the arithmetic decode. */
-__device__ __forceinline__ void qs_word(uint32_t word, int first, int step, const int8_t *a, int isum[4],
-                                        const uint2 *dtab)
+/* One step of the byte-pair decode: lanes hold bytes (b0, b2) and (b1, b3) of a word in 16-bit halves; multiply by 3
+ * and take bits 8-9 of every half: the next base-3 digit {0, 1, 2} of each byte, packed back in byte order (the bias
+ * of -1 is applied once per 32-block, by subtracting the exact sum of its activations). */
+__device__ __forceinline__ int digit_step(uint32_t &even, uint32_t &odd)
 {
-    const uint2 t0 = dtab[word & 0xffu], t1 = dtab[(word >> 8) & 0xffu], t2 = dtab[(word >> 16) & 0xffu],
-                t3 = dtab[word >> 24];
-    const uint32_t a01 = __byte_perm(t0.x, t1.x, 0x5140), b01 = __byte_perm(t2.x, t3.x, 0x5140); /* steps 0, 1 */
-    const uint32_t a23 = __byte_perm(t0.x, t1.x, 0x7362), b23 = __byte_perm(t2.x, t3.x, 0x7362); /* steps 2, 3 */
-    const uint32_t dig[5] = {__byte_perm(a01, b01, 0x5410), __byte_perm(a01, b01, 0x7632),
-                             __byte_perm(a23, b23, 0x5410), __byte_perm(a23, b23, 0x7632),
-                             __byte_perm(__byte_perm(t0.y, t1.y, 0x0040), __byte_perm(t2.y, t3.y, 0x0040), 0x5410)};
+    even *= 3u;
+    odd *= 3u;
+    const uint32_t dig = ((even >> 8) & 0x00030003u) | (odd & 0x03000300u);
+    even &= 0x00ff00ffu;
+    odd &= 0x00ff00ffu;
+    return (int)dig;
+}
+
+/* isum[k] += the dot of one qs word's 4 x 5 weights with their activations. first: the weight of digit 0 of the
+ * word's first byte; step: how far digit n + 1 is from digit n. */
+__device__ __forceinline__ void qs_word(uint32_t word, int first, int step, const int8_t *a, int isum[4])
+{
+    uint32_t even = word & 0x00ff00ffu, odd = (word >> 8) & 0x00ff00ffu;
 #pragma unroll
     for (int n = 0; n < 5; n++) {
         const int w = first + step * n;
-        isum[w >> 5] = __dp4a((int)dig[n], act4(a, w), isum[w >> 5]);
+        isum[w >> 5] = __dp4a(digit_step(even, odd), act4(a, w), isum[w >> 5]);
     }
 }
 
 /* One 128-block of one row: its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs: the exact sums
  * of the block's four Q8_1 blocks. */
 __device__ __forceinline__ float block_dot(const uint32_t *blk, const int8_t *a, const float *d8, const int *qs,
-                                          const uint2 *dtab, float p)
+                                          float p)
 {
     uint32_t wd[7];
 #pragma unroll
@@ -88,11 +91,11 @@ __device__ __forceinline__ float block_dot(const uint32_t *blk, const int8_t *a,
     /* qs[0..15]: digit n of qs[m] is weight 16n + m */
 #pragma unroll
     for (int j = 0; j < 4; j++)
-        qs_word(wd[j], 4 * j, 16, a, isum, dtab);
+        qs_word(wd[j], 4 * j, 16, a, isum);
     /* qs[16..23]: digit n of qs[16 + m] is weight 80 + 8n + m */
 #pragma unroll
     for (int j = 0; j < 2; j++)
-        qs_word(wd[4 + j], 80 + 4 * j, 8, a, isum, dtab);
+        qs_word(wd[4 + j], 80 + 4 * j, 8, a, isum);
     /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h), then the fp16 scale */
     uint32_t even = wd[6] & 0xffu, odd = (wd[6] >> 8) & 0xffu;
     int dig[4];
@@ -122,19 +125,6 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
     int8_t *sq = (int8_t *)smem;
     float *sd = (float *)(sq + (size_t)G * ACT_STRIDE); /* G * 132 is a multiple of 4 */
     int *ss = (int *)(sd + K / 32);
-    uint2 *dtab = (uint2 *)((char *)smem + (((size_t)G * ACT_STRIDE + 8 * (size_t)(K / 32) + 7) & ~(size_t)7));
-    for (int b = threadIdx.x; b < 256; b += blockDim.x) { /* byte -> its five base-3 digits */
-        uint32_t v = (uint32_t)b, lo = 0, hi = 0;
-        for (int n = 0; n < 5; n++) {
-            v *= 3u;
-            if (n < 4)
-                lo |= (v >> 8) << (8 * n);
-            else
-                hi = v >> 8;
-            v &= 0xffu;
-        }
-        dtab[b] = make_uint2(lo, hi);
-    }
     for (int i = threadIdx.x; i < K / 32; i += blockDim.x) {
         sd[i] = __half2float(q[i].d);
         ss[i] = qsum[i];
@@ -154,7 +144,7 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
 #pragma unroll 2
             for (int b = sub; b < G; b += ROW_LANES)
                 p = block_dot((const uint32_t *)(wrow + (size_t)b * HSDR_PTQ1_0_BLOCK), sq + (size_t)b * ACT_STRIDE,
-                              sd + 4 * b, ss + 4 * b, dtab, p);
+                              sd + 4 * b, ss + 4 * b, p);
         }
         for (int o = ROW_LANES / 2; o >= 1; o >>= 1) /* every lane takes part: rows past N add zeros */
             p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
