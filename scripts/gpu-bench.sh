@@ -3,8 +3,9 @@
 # with, in one call, into $OUT (default results/gpu-latest): the device and the registry, `hsdr check --backend
 # cuda` over every vector file (the gate: nothing is timed if it fails), the same under compute-sanitizer when it is
 # there, then the GPU matrix (results.jsonl, results.csv, breakeven.json), a decode profile per model
-# (profile-MODEL.json: one CUDA graph per token) and an Nsight Compute pass over each kernel; everything printed goes
-# to gpu-bench.log (seven files in all: the lent machine returns at most eight). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
+# (profile-MODEL.json: one CUDA graph per token), states.jsonl, the quality study through the CUDA kernels
+# (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. Nine files:
+# the lent machine returns at most eight, so drop results.csv there (`hsdr merge DIR DIR/results.jsonl` rebuilds it). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
 set -u
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
@@ -46,6 +47,9 @@ if step check "$hsdr" check --backend cuda vectors/; then
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
             --variants 'cuda.*' --json "$out/profile-${m%%:*}.json"
     done
+    # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
+    "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
+    step quality "$hsdr" quality --variants 'ref.exact,cuda.*' --json "$out/quality.json"
     # what limits each kernel on the largest FFN GEMV: Nsight Compute's speed-of-light, occupancy and stall
     # reasons (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
     if command -v ncu >/dev/null 2>&1; then
