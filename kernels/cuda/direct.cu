@@ -1,4 +1,8 @@
-/* cuda.direct: the direct 8-phase LNS8 reduction, warp-level (the issue's design: lanes own lanes of a group).
+/* The LNS8 variants of the CUDA backend, in one translation unit so that they share the encoder, its constant tables
+ * and the warp helpers: cuda.direct (below), cuda.direct_mma and cuda.q1516 (int8 tensor cores, further down),
+ * cuda.stateset (ballot state sets, at the end).
+ *
+ * cuda.direct: the direct 8-phase LNS8 reduction, warp-level (the issue's design: lanes own lanes of a group).
  *
  * encode  one CTA: the automatic pre-scale (largest finite normal |x| by an integer max over bit patterns, then
  *         e = ceil((k(max) - 127) / 8)) and every code by the reference encoder's integer rules (exact mantissa
