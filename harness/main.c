@@ -275,7 +275,7 @@ static int cmd_list(int argc, char **argv)
     }
     char outs[128], stages[160];
     if (!json)
-        printf("%-14s %-9s %-10s %-4s %-30s %s\n", "variant", "backend", "family", "prec", "outputs", "status / idea");
+        printf("%-16s %-9s %-10s %-4s %-30s %s\n", "variant", "backend", "family", "prec", "outputs", "status / idea");
     for (size_t i = 0; i < hsdr_registry_count; i++) {
         const hsdr_variant *v = &hsdr_registry[i];
         const char *why = hsdr_variant_unavailable(v);
@@ -298,9 +298,9 @@ static int cmd_list(int argc, char **argv)
             cJSON_free(txt);
             cJSON_Delete(o);
         } else {
-            printf("%-14s %-9s %-10s fp%-2d %-30s %s%s\n", v->name, v->backend, v->family, v->precision, outs,
+            printf("%-16s %-9s %-10s fp%-2d %-30s %s%s\n", v->name, v->backend, v->family, v->precision, outs,
                    why ? "UNAVAILABLE: " : "", why ? why : v->summary);
-            printf("%-14s   stages: %s\n", "", stages);
+            printf("%-16s   stages: %s\n", "", stages);
         }
     }
     return HSDR_EXIT_OK;
