@@ -201,16 +201,27 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
         y[row] = (float)ldexp(acc, e - 9); /* 2^e / 512 */
 }
 
-static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+/* The start of every LNS8 launch: the constant tables (once), the stage masks, and the encode launches (none when
+ * the encode is ablated or another stage runs alone; two when it is doubled). */
+static cudaError_t lns8_prologue(hsdr_device_run *r, unsigned all, int stage, unsigned *skip, unsigned *twice)
 {
-    cudaError_t err = upload_constants();
+    const cudaError_t err = upload_constants();
     if (err != cudaSuccess)
         return err;
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE;
+    hsdr_cu_stage_alone(stage, all, skip, twice);
+    for (int i = 0; i < hsdr_cu_reps(enc, *skip, *twice); i++)
+        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, (uint8_t *)r->act);
+    return cudaSuccess;
+}
+
+static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+{
     uint8_t *codes = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
-    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
+    const cudaError_t err = lns8_prologue(r, enc | red, stage, &skip, &twice);
+    if (err != cudaSuccess)
+        return err;
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_direct_rows<<<(r->N + WARPS_PER_CTA - 1) / WARPS_PER_CTA, 32 * WARPS_PER_CTA, 0, r->stream>>>(
             W, codes, r->K, r->N, r->y, r->A);
@@ -489,15 +500,12 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
 template <bool Q1516>
 static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
-    cudaError_t err = upload_constants();
-    if (err != cudaSuccess)
-        return err;
     uint8_t *act = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
-    hsdr_cu_stage_alone(stage, enc | route | red, &skip, &twice);
+    const cudaError_t err = lns8_prologue(r, enc | route | red, stage, &skip, &twice);
+    if (err != cudaSuccess)
+        return err;
     const int G = r->K / 128;
-    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, act);
     for (int i = 0; i < hsdr_cu_reps(route, skip, twice); i++)
         hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
@@ -634,17 +642,14 @@ __global__ void __launch_bounds__(32 * SS_WARPS)
 
 static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
-    cudaError_t err = upload_constants();
-    if (err != cudaSuccess)
-        return err;
-    uint8_t *codes = (uint8_t *)r->act;
-    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     if (r->R > 4 * SS_WARPS) /* a tile keeps at most 4 rows per warp in registers */
         return cudaErrorInvalidConfiguration;
+    uint8_t *codes = (uint8_t *)r->act;
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    const cudaError_t err = lns8_prologue(r, enc | red, stage, &skip, &twice);
+    if (err != cudaSuccess)
+        return err;
     const int R = r->R < 1 ? 1 : r->R;
-    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, codes);
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_stateset_rows<<<(r->N + R - 1) / R, 32 * SS_WARPS, 0, r->stream>>>(W, codes, r->K, r->N, R, r->y,
                                                                                    r->A);
