@@ -78,15 +78,20 @@ __device__ __forceinline__ void qs_word(uint32_t word, int first, int step, cons
     }
 }
 
-/* One 128-block of one row: its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs: the exact sums
- * of the block's four Q8_1 blocks. */
-__device__ __forceinline__ float block_dot(const uint32_t *blk, const int8_t *a, const float *d8, const int *qs,
-                                          float p)
+/* The seven words of one 128-block (streamed once: not kept in L1/L2), or zeros past the row's end. */
+__device__ __forceinline__ void load_block(const uint8_t *wrow, int b, int G, uint32_t wd[7])
 {
-    uint32_t wd[7];
+    const uint32_t *blk = (const uint32_t *)(wrow + (size_t)(b < G ? b : 0) * HSDR_PTQ1_0_BLOCK);
 #pragma unroll
     for (int j = 0; j < 7; j++)
-        wd[j] = __ldcs(blk + j); /* streamed once: do not keep in L1/L2 */
+        wd[j] = b < G ? __ldcs(blk + j) : 0u;
+}
+
+/* One 128-block of one row (its words wd): its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs:
+ * the exact sums of the block's four Q8_1 blocks. */
+__device__ __forceinline__ float block_dot(const uint32_t wd[7], const int8_t *a, const float *d8, const int *qs,
+                                          float p)
+{
     int isum[4] = {-qs[0], -qs[1], -qs[2], -qs[3]}; /* sum (t + 1) q - sum q = sum t q, exact */
     /* qs[0..15]: digit n of qs[m] is weight 16n + m */
 #pragma unroll
@@ -122,6 +127,15 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
 {
     extern __shared__ uint32_t smem[];
     const int G = K / 128;
+    const int lane = threadIdx.x & 31, sub = lane & (ROW_LANES - 1);
+    const int first_row = (threadIdx.x >> 5) * ROWS_PER_WARP + (lane >> 3);
+    /* the first block of this thread's first row is requested before the activations are staged: the two memory
+     * latencies overlap */
+    uint32_t cur[7];
+    {
+        const int row = blockIdx.x * ROWS_PER_CTA + first_row;
+        load_block(W + (size_t)(row < N ? row : 0) * G * HSDR_PTQ1_0_BLOCK, row < N ? sub : G, G, cur);
+    }
     int8_t *sq = (int8_t *)smem;
     float *sd = (float *)(sq + (size_t)G * ACT_STRIDE); /* G * 132 is a multiple of 4 */
     int *ss = (int *)(sd + K / 32);
@@ -134,17 +148,22 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
         *(int *)(sq + (size_t)(qb >> 2) * ACT_STRIDE + 32 * (qb & 3) + w) = *(const int *)(q[qb].qs + w);
     }
     __syncthreads();
-    const int lane = threadIdx.x & 31, sub = lane & (ROW_LANES - 1);
-    const int first_row = (threadIdx.x >> 5) * ROWS_PER_WARP + (lane >> 3);
     for (int rg = blockIdx.x; rg * ROWS_PER_CTA < N; rg += gridDim.x) {
         const int row = rg * ROWS_PER_CTA + first_row;
         float p = 0.0f;
         if (row < N) {
             const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
-#pragma unroll 2
-            for (int b = sub; b < G; b += ROW_LANES)
-                p = block_dot((const uint32_t *)(wrow + (size_t)b * HSDR_PTQ1_0_BLOCK), sq + (size_t)b * ACT_STRIDE,
-                              sd + 4 * b, ss + 4 * b, p);
+            if (rg != (int)blockIdx.x)
+                load_block(wrow, sub, G, cur);
+            /* one block ahead: the next block's words are requested before this one is decoded */
+            for (int b = sub; b < G; b += ROW_LANES) {
+                uint32_t next[7];
+                load_block(wrow, b + ROW_LANES, G, next);
+                p = block_dot(cur, sq + (size_t)b * ACT_STRIDE, sd + 4 * b, ss + 4 * b, p);
+#pragma unroll
+                for (int j = 0; j < 7; j++)
+                    cur[j] = next[j];
+            }
         }
         for (int o = ROW_LANES / 2; o >= 1; o >>= 1) /* every lane takes part: rows past N add zeros */
             p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
