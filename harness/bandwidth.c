@@ -602,12 +602,22 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
                 fprintf(stderr, "hsdr bandwidth: %s\n", err);
                 return HSDR_EXIT_FAIL;
             }
-            if (json)
-                printf("{\"schema\":\"hsdr-bandwidth/1\",\"backend\":\"%s\",\"device\":\"%s\",\"bytes\":%zu,"
-                       "\"mode\":\"%s\",\"bytes_per_s\":%.6g,\"gb_per_s\":%.6g}\n",
-                       backend, v->device->describe(), sizes[s].bytes, hsdr_mode_name(modes[m]), bps, bps / 1e9);
-            else
+            if (json) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "schema", "hsdr-bandwidth/1");
+                cJSON_AddStringToObject(o, "backend", backend);
+                cJSON_AddStringToObject(o, "device", v->device->describe());
+                cJSON_AddNumberToObject(o, "bytes", (double)sizes[s].bytes);
+                cJSON_AddStringToObject(o, "mode", hsdr_mode_name(modes[m]));
+                cJSON_AddNumberToObject(o, "bytes_per_s", bps);
+                cJSON_AddNumberToObject(o, "gb_per_s", bps / 1e9);
+                char *txt = cJSON_PrintUnformatted(o);
+                printf("%s\n", txt ? txt : "{}");
+                cJSON_free(txt);
+                cJSON_Delete(o);
+            } else {
                 printf(" %9.1f GB/s", bps / 1e9);
+            }
         }
         if (!json)
             printf("\n");

@@ -182,12 +182,8 @@ int hsdr_cmd_profile(int argc, char **argv)
     for (int l = 0; l < o.layers; l++)
         attn_layers += hsdr_model_layer_is_attn(model, l);
     /* the whole model's floor: every layer's weights (+ the head when measured) once per token */
-    double full_bytes = o.head ? (double)hsdr_gemv_weight_bytes(&model->head) : 0.0;
-    for (int l = 0; l < model->n_layers; l++) {
-        int attn = hsdr_model_layer_is_attn(model, l);
-        for (int i = 0; i < (attn ? model->n_attn : model->n_other); i++)
-            full_bytes += (double)hsdr_gemv_weight_bytes(attn ? &model->attn[i] : &model->other[i]);
-    }
+    const double full_bytes =
+        (double)(hsdr_model_token_bytes(model) - (o.head ? 0 : hsdr_gemv_weight_bytes(&model->head)));
     const double full_floor_ns = full_bytes / ceiling * 1e9;
     printf("hsdr profile: %s, %d of %d layers%s measured (%d attention), %zu GEMVs, %.1f MB of PTQ1_0 weights per "
            "measured token (%s the %.0f MB last-level cache: %s); %d token(s), %d thread(s) (%s), activations %s\n",

@@ -135,20 +135,6 @@ static int parse(int argc, char **argv, quality_options *o)
     return 0;
 }
 
-/* The FFN shape of a model: ffn_gate gives (hidden, ffn). */
-static int model_ffn(const hsdr_model *m, int *H, int *F)
-{
-    const hsdr_gemv_shape *lists[2] = {m->attn, m->other};
-    int counts[2] = {m->n_attn, m->n_other};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < counts[k]; i++)
-            if (strcmp(lists[k][i].tensor, "ffn_gate") == 0) {
-                *H = lists[k][i].K, *F = lists[k][i].N;
-                return 0;
-            }
-    return -1;
-}
-
 /* Default paths: one variant per family with distinct numerics (production Q8_0, direct LNS8, fLNS, Q15.16), the
  * CPU kernel where it runs here, else the reference. The state-set families compute direct's exact A[8] and are
  * left out by default (select them with --variants). */
@@ -681,10 +667,17 @@ int hsdr_cmd_quality(int argc, char **argv)
     if (parse(argc, argv, &q.o) != 0)
         return HSDR_EXIT_USAGE;
     q.model = hsdr_model_find(q.o.model);
-    if (!q.model || model_ffn(q.model, &q.H, &q.F) != 0) {
-        fprintf(stderr, "hsdr quality: --model '%s': unknown model (bonsai2-27b, bonsai-8b, bonsai-4b)\n", q.o.model);
+    const hsdr_gemv_shape *ffn = q.model ? hsdr_model_tensor(q.model, "ffn_gate") : NULL; /* (hidden, ffn) */
+    if (!ffn) {
+        size_t nm;
+        const hsdr_model *ms = hsdr_models(&nm);
+        fprintf(stderr, "hsdr quality: --model '%s': unknown model (", q.o.model);
+        for (size_t i = 0; i < nm; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", ms[i].name);
+        fprintf(stderr, ")\n");
         return HSDR_EXIT_USAGE;
     }
+    q.H = ffn->K, q.F = ffn->N;
     const int H = q.H, F = q.F;
     if (!q.o.vocab)
         q.o.vocab = q.model->head.N;
