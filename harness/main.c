@@ -274,8 +274,12 @@ static int cmd_list(int argc, char **argv)
         }
     }
     char outs[128], stages[160];
+    int w = (int)strlen("variant"); /* the name column fits the longest name */
+    for (size_t i = 0; i < hsdr_registry_count; i++)
+        if ((int)strlen(hsdr_registry[i].name) > w)
+            w = (int)strlen(hsdr_registry[i].name);
     if (!json)
-        printf("%-16s %-9s %-10s %-4s %-30s %s\n", "variant", "backend", "family", "prec", "outputs", "status / idea");
+        printf("%-*s %-9s %-10s %-4s %-30s %s\n", w, "variant", "backend", "family", "prec", "outputs", "status / idea");
     for (size_t i = 0; i < hsdr_registry_count; i++) {
         const hsdr_variant *v = &hsdr_registry[i];
         const char *why = hsdr_variant_unavailable(v);
@@ -298,9 +302,9 @@ static int cmd_list(int argc, char **argv)
             cJSON_free(txt);
             cJSON_Delete(o);
         } else {
-            printf("%-16s %-9s %-10s fp%-2d %-30s %s%s\n", v->name, v->backend, v->family, v->precision, outs,
+            printf("%-*s %-9s %-10s fp%-2d %-30s %s%s\n", w, v->name, v->backend, v->family, v->precision, outs,
                    why ? "UNAVAILABLE: " : "", why ? why : v->summary);
-            printf("%-16s   stages: %s\n", "", stages);
+            printf("%-*s   stages: %s\n", w, "", stages);
         }
     }
     return HSDR_EXIT_OK;

@@ -24,13 +24,13 @@ int hsdr_y_reference_for(const hsdr_variant *v, const hsdr_case *c, const hsdr_i
             free(y), free(q);
             return -1;
         }
-        hsdr_matvec_q8_1_warp(in->W, in->x, in->K, N, q, y);
+        hsdr_matvec_q8_1_lanes(in->W, in->x, in->K, N, hsdr_variant_q8_1_lanes(v, in->K, N), q, y);
         for (int r = 0; r < N; r++) {
             yr->ref[r] = y[r];
             yr->tol[r] = -1.0;
         }
         free(y), free(q);
-        yr->what = "bit-identical to the CUDA production sequence (hsdr_matvec_q8_1_warp)";
+        yr->what = "bit-identical to the CUDA production sequence (hsdr_matvec_q8_1_lanes)";
     } else if (strcmp(f, "production") == 0 || strcmp(f, "baseline") == 0) {
         /* production-equivalent and our own baselines: bit-identical to the production fused sequence */
         for (int r = 0; r < N; r++) {

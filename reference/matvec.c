@@ -72,13 +72,14 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
-void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y)
+void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
+                            float *y)
 {
-    enum { LANES = HSDR_CUDA_ROW_LANES };
+    enum { MAX_LANES = 32 };
     const int G = K / HSDR_QK;
     hsdr_q8_1_quantize(x, (size_t)K, y_q8);
     for (int r = 0; r < N; r++) {
-        float p[LANES] = {0.0f};
+        float p[MAX_LANES] = {0.0f};
         for (int b = 0; b < G; b++) {
             const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
             int8_t t[HSDR_QK];
@@ -88,16 +89,27 @@ void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_
                 const hsdr_block_q8_1 *a = &y_q8[4 * b + k];
                 acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum32(t + 32 * k, a->qs), acc);
             }
-            p[b % LANES] = fmaf(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), acc, p[b % LANES]);
+            p[b % lanes] = fmaf(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), acc, p[b % lanes]);
         }
-        for (int o = LANES / 2; o >= 1; o /= 2) {
-            float q[LANES];
-            for (int l = 0; l < LANES; l++)
+        for (int o = lanes / 2; o >= 1; o /= 2) {
+            float q[MAX_LANES];
+            for (int l = 0; l < lanes; l++)
                 q[l] = p[l] + p[l ^ o];
-            memcpy(p, q, sizeof p);
+            memcpy(p, q, sizeof(float) * (size_t)lanes);
         }
         y[r] = p[0];
     }
+}
+
+void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y)
+{
+    hsdr_matvec_q8_1_lanes(W, x, K, N, HSDR_CUDA_ROW_LANES, y_q8, y);
+}
+
+int hsdr_cuda_cols_lanes(int K, int N)
+{
+    (void)K;
+    return N >= 16384 ? 8 : N >= 8192 ? 16 : 32;
 }
 
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)

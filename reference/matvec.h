@@ -15,14 +15,21 @@ enum hsdr_fma_mode { HSDR_UNFUSED = 0, HSDR_FUSED = 1 };
 /* One row's production dot: row = K/128 PTQ1_0 blocks, y = K/32 Q8_0 blocks. */
 float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, enum hsdr_fma_mode mode);
 
-/* The CUDA production kernel's fp32 sequence (kernels/cuda/production.cu; spec/ptq1_0.md section 5, generic
- * mat-vec), the reference its output is held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8:
- * K/32 blocks). HSDR_CUDA_ROW_LANES (8) lanes per row; lane l owns the 128-blocks b = l, l + 8, ... in increasing
- * order: acc_b = the fused chain of section 7 step 3 over the block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k,
- * acc), k = 0..3, from +0), p_l = fmaf(d_w, acc_b, p_l) from +0; then the xor butterfly over the row's lanes: for
- * o = 4, 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's value. */
+/* The CUDA production kernels' fp32 sequence (kernels/cuda/production.cu and production_cols.cu; spec/ptq1_0.md
+ * section 5), the reference their output is held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8:
+ * K/32 blocks). `lanes` lanes per row (a power of two, 1..32); lane l owns the 128-blocks b = l, l + lanes, ... in
+ * increasing order: acc_b = the fused chain of section 7 step 3 over the block's four Q8_1 blocks (acc =
+ * fmaf(d8_k, isum_k, acc), k = 0..3, from +0), p_l = fmaf(d_w, acc_b, p_l) from +0; then the xor butterfly over the
+ * row's lanes: for o = lanes / 2, ..., 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's
+ * value. The generic kernel (cuda.production) uses HSDR_CUDA_ROW_LANES (8) lanes: hsdr_matvec_q8_1_warp. */
 #define HSDR_CUDA_ROW_LANES 8
+void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
+                            float *y);
 void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y);
+/* The lanes per row of the dedicated 1..8-column kernel (cuda.production_cols) for an N-row matrix: 8 from 16384
+ * rows, 16 from 8192, else 32, so that a matrix of few rows still gives every SM enough warps. Fixed by the shape
+ * alone: every column count gives each column the same bits. */
+int hsdr_cuda_cols_lanes(int K, int N);
 
 /* abs_terms (optional, N entries): sum |t - 1| * |d| * |x|, the scale of the tolerance of spec/vectors.md. */
 void hsdr_matvec_exact(const uint8_t *W, const float *x, int K, int N, double *y, double *abs_terms);

@@ -5,7 +5,11 @@
 # there, then the GPU matrix (results.jsonl, results.csv, breakeven.json), a decode profile per model
 # (profile-MODEL.json: one CUDA graph per token), states.jsonl, the quality study through the CUDA kernels
 # (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. Nine files:
-# the lent machine returns at most eight, so drop results.csv there (`hsdr merge DIR DIR/results.jsonl` rebuilds it). BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA.
+# the lent machine returns at most eight, so drop results.csv there (`hsdr merge DIR DIR/results.jsonl` rebuilds it).
+# BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA; its
+# tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
+# GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the production kernels' matrix rows, their
+# bonsai2-27b profile and their Nsight Compute pass only (a few minutes).
 set -u
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
@@ -29,7 +33,40 @@ step() { # step NAME COMMAND...: run, append to $out/gpu-bench.log and the termi
 }
 step device sh -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
     --format=csv && $hsdr list"
-if step check "$hsdr" check --backend cuda vectors/; then
+quick=${GPU_BENCH_QUICK:-0}
+gate() {
+    step check "$hsdr" check --backend cuda vectors/ || return 1
+    if [ -x "$dir/tests/test_cuda_cols" ]; then
+        step columns "$dir/tests/test_cuda_cols" || return 1
+    else
+        echo "== columns: $dir/tests/test_cuda_cols not built (scripts/gpu-build.sh builds it), skipped" | tee -a "$log"
+    fi
+}
+# Nsight Compute's speed-of-light, occupancy, stall reasons and memory for the mat-vec of each variant given, on the
+# largest FFN GEMV (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
+nsight() {
+    command -v ncu >/dev/null 2>&1 || return 0
+    for v in "$@"; do
+        step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-count 1 \
+            --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+            --section ComputeWorkloadAnalysis --section InstructionStats \
+            "$hsdr" run matrix.yaml --out "$out/ncu" --quiet --stages none --set variants="$v" --set K=5120 \
+            --set N=17408 --set shapes=none --set mode=hot --set distribution=bonsai --set threads=1 --set R=1 \
+            --set warmup=0 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
+    done
+    rm -rf "$out/ncu"
+}
+if [ "$quick" = 1 ] && gate; then
+    step bandwidth "$hsdr" bandwidth --backend cuda
+    step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants='cuda.production*' \
+        --set K=5120,17408 --set N=16384 --set R=1 --set threads=1 --set distribution=bonsai --set mode=hot,cold \
+        --set shapes=bonsai2-27b --set skip=none --set extra=none
+    step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
+        --variants 'cuda.production*' --json "$out/profile-bonsai2-27b.json"
+    nsight cuda.production cuda.production_cols
+elif [ "$quick" = 1 ]; then
+    echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
+elif gate; then
     if command -v compute-sanitizer >/dev/null 2>&1; then
         step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
             vectors/matvec.json
@@ -50,18 +87,7 @@ if step check "$hsdr" check --backend cuda vectors/; then
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants 'ref.exact,cuda.*' --json "$out/quality.json"
-    # what limits each kernel on the largest FFN GEMV: Nsight Compute's speed-of-light, occupancy and stall
-    # reasons (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
-    if command -v ncu >/dev/null 2>&1; then
-        for v in cuda.production cuda.direct; do
-            step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-count 1 \
-                --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-                "$hsdr" run matrix.yaml --out "$out/ncu" --quiet --stages none --set variants="$v" --set K=5120 \
-                --set N=17408 --set shapes=none --set mode=hot --set distribution=bonsai --set threads=1 --set R=1 \
-                --set warmup=0 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
-        done
-        rm -rf "$out/ncu"
-    fi
+    nsight cuda.production cuda.production_cols cuda.direct_mma
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 fi

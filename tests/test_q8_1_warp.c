@@ -1,8 +1,9 @@
-/* The CUDA production sequence's reference (hsdr_matvec_q8_1_warp) on fresh random rows. With at most 8 blocks per
- * row every lane owns one block, so the result must equal an independent model: each block's value from the CPU
- * production dot of a one-block row (fused, on the same Q8_1 scales and integers), summed by halving strides
- * (lanes l and l + 4, then + 2, then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the
- * exact result within an fp32 bound. Outputs are poisoned first; every element is checked. */
+/* The CUDA production sequence's reference (hsdr_matvec_q8_1_lanes, and hsdr_matvec_q8_1_warp = 8 lanes) on fresh
+ * random rows, with 1, 2, 4, ..., 32 lanes per row. With at most `lanes` blocks per row every lane owns one block, so
+ * the result must equal an independent model: each block's value from the CPU production dot of a one-block row
+ * (fused, on the same Q8_1 scales and integers), summed by halving strides (lanes l and l + lanes/2, ..., then + 1),
+ * which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32 bound.
+ * Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
 
@@ -36,7 +37,8 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? HSDR_CUDA_ROW_LANES : KMAX / HSDR_QK), K = G * HSDR_QK;
+        const int lanes = it % 3 ? 1 << hsdr_rng_below(&rng, 6) : HSDR_CUDA_ROW_LANES;
+        const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? lanes : KMAX / HSDR_QK), K = G * HSDR_QK;
         const int N = 1 + (int)hsdr_rng_below(&rng, NMAX);
         for (int r = 0; r < N; r++)
             random_row(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, G);
@@ -45,7 +47,10 @@ int main(void)
             x[k] = (float)(hsdr_rng_gaussian(&rng) * scale);
         for (int r = 0; r < N; r++)
             y[r] = NAN; /* poison */
-        hsdr_matvec_q8_1_warp(W, x, K, N, q, y);
+        if (lanes == HSDR_CUDA_ROW_LANES && it % 2)
+            hsdr_matvec_q8_1_warp(W, x, K, N, q, y);
+        else
+            hsdr_matvec_q8_1_lanes(W, x, K, N, lanes, q, y);
         hsdr_matvec_exact(W, x, K, N, ye, mag);
         for (int b = 0; b < K / 32; b++) { /* the same scales and integers as Q8_0 blocks */
             q0[b].d = q[b].d;
@@ -53,16 +58,16 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
-            if (G <= HSDR_CUDA_ROW_LANES) {
-                float lane[HSDR_CUDA_ROW_LANES] = {0.0f};
+            if (G <= lanes) {
+                float lane[32] = {0.0f};
                 for (int b = 0; b < G; b++)
                     lane[b] = hsdr_dot_ptq1_0_q8_0(row + (size_t)b * HSDR_PTQ1_0_BYTES, q0 + 4 * b, HSDR_QK,
                                                    HSDR_FUSED);
-                for (int stride = HSDR_CUDA_ROW_LANES / 2; stride >= 1; stride /= 2)
+                for (int stride = lanes / 2; stride >= 1; stride /= 2)
                     for (int l = 0; l < stride; l++)
                         lane[l] = lane[l] + lane[l + stride];
                 CHECK(y[r] == lane[0] && !(y[r] == 0.0f && signbit(y[r])),
-                      "K=%d N=%d row %d: %.9g, the independent model gives %.9g", K, N, r, (double)y[r],
+                      "K=%d N=%d lanes %d row %d: %.9g, the independent model gives %.9g", K, N, lanes, r, (double)y[r],
                       (double)lane[0]);
             }
             /* Q8_1 moves each activation by at most its block's d8 / 2 <= amax / 254 * (1 + 2^-10) (fp16 d); the

@@ -72,6 +72,33 @@ static inline void hsdr_cu_stage_alone(int stage, unsigned all, unsigned *skip, 
     }
 }
 
+/* ---- shared by the two production kernels (production.cu, production_cols.cu) ---- */
+
+/* Q8_1 quantization of one or more columns of K values (blockIdx.y = column; x, q, qsum advance by K, K/32 and K/32
+ * per column): one warp per 32-block, bit-identical to hsdr_q8_1_quantize; qsum = the exact sum of each block's
+ * integers. Launch: hsdr_cu_quantize_ctas(K) x columns CTAs of HSDR_CU_QUANTIZE_THREADS. */
+__global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, int *qsum);
+#define HSDR_CU_QUANTIZE_THREADS 256
+static inline unsigned hsdr_cu_quantize_ctas(int K)
+{
+    return (unsigned)((K / 32 + HSDR_CU_QUANTIZE_THREADS / 32 - 1) / (HSDR_CU_QUANTIZE_THREADS / 32));
+}
+
+/* The four int8 activations of weights w..w+3 of the staged block (w a multiple of 4). */
+static __device__ __forceinline__ int act4(const int8_t *blk, int w)
+{
+    return *(const int *)(blk + w);
+}
+
+/* The seven words of one 128-block (streamed once: not kept in L1/L2), or zeros past the row's end. */
+static __device__ __forceinline__ void load_block(const uint8_t *wrow, int b, int G, uint32_t wd[7])
+{
+    const uint32_t *blk = (const uint32_t *)(wrow + (size_t)(b < G ? b : 0) * HSDR_PTQ1_0_BLOCK);
+#pragma unroll
+    for (int j = 0; j < 7; j++)
+        wd[j] = b < G ? __ldcs(blk + j) : 0u;
+}
+
 /* The shared device ops (device.cu); a variant's hsdr_device_ops = these + .impl = its hsdr_cu_kernels. */
 extern "C" {
 int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,

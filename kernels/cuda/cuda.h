@@ -4,6 +4,7 @@
 #ifndef HSDR_CUDA_H
 #define HSDR_CUDA_H
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../kernel.h"
 
@@ -22,6 +23,15 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
  * per 128-block, 4-byte decode, dp4a, one warp per row: stage reduce, with decode, scale and merge fused into it);
  * y bit-identical to hsdr_matvec_q8_1_warp. */
 extern const hsdr_device_ops hsdr_cuda_production_ops;
+
+/* cuda.production_cols: the dedicated 1..8-column kernel, run by the harness with one column; y bit-identical to
+ * hsdr_matvec_q8_1_lanes with hsdr_cuda_cols_lanes(K, N) lanes per row. */
+extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
+
+/* The dedicated kernel on ncols (1..8) columns: X holds ncols vectors of K floats, Y receives ncols vectors of N
+ * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. Returns 0, or -1 with err. */
+int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
+                              size_t errlen);
 
 /* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
  * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32

@@ -15,10 +15,16 @@
 
 __global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, int *qsum)
 {
+#if __CUDA_ARCH__ >= 900
+    cudaTriggerProgrammaticLaunchCompletion(); /* a dependent mat-vec may start its weight loads now */
+#endif
     const int lane = threadIdx.x & 31;
     const int blk = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (blk >= K / 32) /* uniform per warp: K is a multiple of 32 */
         return;
+    x += (size_t)blockIdx.y * K; /* column blockIdx.y */
+    q += (size_t)blockIdx.y * (K / 32);
+    qsum += (size_t)blockIdx.y * (K / 32);
     const float v = x[32 * blk + lane];
     float amax = fabsf(v);
     for (int o = 16; o >= 1; o >>= 1)
@@ -30,7 +36,7 @@ __global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, in
         sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o); /* integers: exact */
     q[blk].qs[lane] = (int8_t)qi;
     if (lane == 0) {
-        qsum[blk] = sum; /* exact: the mat-vec puts raw digits {0, 1, 2} into dp4a and subtracts it once */
+        qsum[blk] = sum; /* exact: the mat-vecs put raw digits {0, 1, 2} into dp4a and subtract it once */
         q[blk].d = __float2half_rn(d);
         q[blk].s = __float2half_rn(__fmul_rn(d, (float)sum));
     }
@@ -45,12 +51,6 @@ enum { ROW_LANES = 8, ROWS_PER_WARP = 32 / ROW_LANES, WARPS_PER_CTA = 8, ROWS_PE
 static size_t smem_bytes(int K)
 {
     return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32);
-}
-
-/* The four int8 activations of weights w..w+3 of the staged block (w a multiple of 4). */
-__device__ __forceinline__ int act4(const int8_t *blk, int w)
-{
-    return *(const int *)(blk + w);
 }
 
 /* One step of the byte-pair decode: lanes hold bytes (b0, b2) and (b1, b3) of a word in 16-bit halves; multiply by 3
@@ -76,15 +76,6 @@ __device__ __forceinline__ void qs_word(uint32_t word, int first, int step, cons
         const int w = first + step * n;
         isum[w >> 5] = __dp4a(digit_step(even, odd), act4(a, w), isum[w >> 5]);
     }
-}
-
-/* The seven words of one 128-block (streamed once: not kept in L1/L2), or zeros past the row's end. */
-__device__ __forceinline__ void load_block(const uint8_t *wrow, int b, int G, uint32_t wd[7])
-{
-    const uint32_t *blk = (const uint32_t *)(wrow + (size_t)(b < G ? b : 0) * HSDR_PTQ1_0_BLOCK);
-#pragma unroll
-    for (int j = 0; j < 7; j++)
-        wd[j] = b < G ? __ldcs(blk + j) : 0u;
 }
 
 /* One 128-block of one row (its words wd): its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs:
@@ -172,13 +163,7 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
     }
 }
 
-/* Launch shapes: the encode has one warp per Q8_1 block; the mat-vec at most 8 CTAs per SM, walking the row
- * groups. */
-static unsigned ctas_for(long warps)
-{
-    return (unsigned)((warps + WARPS_PER_CTA - 1) / WARPS_PER_CTA);
-}
-
+/* Launch shape: the mat-vec at most 8 CTAs per SM, walking the row groups. */
 static unsigned row_ctas(int N)
 {
     static int sms;
@@ -205,7 +190,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_quantize_q8_1<<<ctas_for(r->K / 32), 32 * WARPS_PER_CTA, 0, r->stream>>>(r->x, r->K, q, qsum);
+        hsdr_cu_quantize_q8_1<<<hsdr_cu_quantize_ctas(r->K), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, q, qsum);
     const size_t smem = smem_bytes(r->K);
     if (smem > 48 * 1024) { /* beyond the default dynamic shared-memory limit (K > 37000) */
         cudaError_t e = cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -18,8 +18,17 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
     return -1;
 }
 
+int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
+                              size_t errlen)
+{
+    (void)W, (void)X, (void)K, (void)N, (void)ncols, (void)Y;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
+
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
+const hsdr_device_ops hsdr_cuda_production_cols_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_mma_ops = {0};
 const hsdr_device_ops hsdr_cuda_stateset_ops = {0};
