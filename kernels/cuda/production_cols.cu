@@ -22,7 +22,10 @@ extern "C" {
 #include "matvec.h"
 }
 
-enum { MAX_COLS = 8, ACT_STRIDE = 132 };
+/* Staged activations, per column and 128-block (ACT_STRIDE bytes, a multiple of 16): the 128 int8 values, the four
+ * Q8_1 scales (float), the four exact sums (int), 16 bytes of pad. The 176-byte stride puts the 16-byte loads of 8
+ * consecutive blocks (the lanes of a row) into 8 disjoint groups of 4 banks. */
+enum { MAX_COLS = 8, ACT_STRIDE = 176, ACT_D8 = 128, ACT_SUM = 144 };
 
 /* CTA size by column count: two columns or fewer fit 64 registers per thread at 512 threads. */
 static constexpr __host__ __device__ int cta_threads(int NC)
@@ -30,10 +33,10 @@ static constexpr __host__ __device__ int cta_threads(int NC)
     return NC <= 2 ? 512 : 256;
 }
 
-/* Bytes of one column's staged activations: int8 values at b * ACT_STRIDE, then K/32 float scales and K/32 sums. */
-static __host__ __device__ size_t col_bytes(int K)
+/* Bytes of one column's staged activations. */
+static size_t col_bytes(int K)
 {
-    return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32);
+    return (size_t)(K / 128) * ACT_STRIDE;
 }
 
 /* dp4a of four unsigned bytes g (0..242) against four signed activations. */
@@ -44,82 +47,92 @@ static __device__ __forceinline__ int dp4a_us(uint32_t g, int a, int c)
     return d;
 }
 
-/* The floor digits of a qs word's four bytes: g[n - 1] = bytes floor(byte * 3^n / 256), n = 1..5, in byte order. */
-static __device__ __forceinline__ void floor_digits(uint32_t word, uint32_t g[5])
+/* The seven words of the 128-block at p (streamed once: not kept in L1/L2). */
+static __device__ __forceinline__ void load7(const uint32_t *p, uint32_t wd[7])
 {
-    const uint32_t even = word & 0x00ff00ffu, odd = (word >> 8) & 0x00ff00ffu;
-    uint32_t p = 1;
 #pragma unroll
-    for (int n = 0; n < 5; n++) {
-        p *= 3u;
-        g[n] = __byte_perm(even * p, odd * p, 0x7351); /* high bytes of the lanes: bytes 0, 1, 2, 3 */
-    }
+    for (int j = 0; j < 7; j++)
+        wd[j] = __ldcs(p + j);
 }
 
-/* One qs word into the 32-block sums of one column: s1[k] += sum g_n a_{n-1}, s3[k] += sum g_n a_n (to be multiplied
- * by -3), where digit n of the word's byte m is weight first + step * n + m. */
-static __device__ __forceinline__ void qs_word(const uint32_t g[5], int first, int step, const int8_t *a, int s1[4],
-                                               int s3[4])
-{
-    int act[5];
-#pragma unroll
-    for (int n = 0; n < 5; n++)
-        act[n] = act4(a, first + step * n);
-#pragma unroll
-    for (int n = 0; n < 5; n++) {
-        const int w = first + step * n; /* digit n's weights, which a_n (the n-th activations) belong to */
-        s1[w >> 5] = dp4a_us(g[n], act[n], s1[w >> 5]); /* g_{n+1} a_n */
-        if (n < 4) {
-            const int w1 = first + step * (n + 1);
-            s3[w1 >> 5] = dp4a_us(g[n], act[n + 1], s3[w1 >> 5]); /* g_{n+1} a_{n+1} */
-        }
-    }
-}
-
-/* One 128-block of one row (words wd) against NC columns: p[c] = fmaf(d_w, the fmaf chain of d8_k * isum_k, p[c]). */
+/* One 128-block of one row (words wd) against NC columns (their staged block at blk + c * cbytes):
+ * p[c] = fmaf(d_w, the fmaf chain of d8_k * isum_k, p[c]). Digit-major: for digit n the floor digits g of the six
+ * qs words are made once (g[j] = bytes floor(byte * 3^(n+1) / 256)) and dotted with the activations of digit n,
+ * which for qs[0..15] are 16 consecutive bytes (one 16-byte load for four words) and for qs[16..23] 8 (one 8-byte
+ * load for two): s1 collects g_{n+1} a_n, s3 collects g_n a_n (the previous digit's g), sum t a = s1 - 3 s3. */
 template <int NC>
-static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int8_t *smem, size_t cbytes, int b, int G,
-                                                 float p[NC])
+static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int8_t *blk, size_t cbytes, float p[NC])
 {
-    int s1[NC][4], s3[NC][4];
-#pragma unroll
-    for (int c = 0; c < NC; c++)
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            s1[c][k] = s3[c][k] = 0;
-    /* qs[0..15]: digit n of qs[m] is weight 16n + m; qs[16..23]: digit n of qs[16 + m] is weight 80 + 8n + m */
+    uint32_t even[6], odd[6], prev[6];
 #pragma unroll
     for (int j = 0; j < 6; j++) {
-        uint32_t g[5];
-        floor_digits(wd[j], g);
-#pragma unroll
-        for (int c = 0; c < NC; c++)
-            qs_word(g, j < 4 ? 4 * j : 80 + 4 * (j - 4), j < 4 ? 16 : 8, smem + c * cbytes + (size_t)b * ACT_STRIDE,
-                    s1[c], s3[c]);
+        even[j] = wd[j] & 0x00ff00ffu;        /* bytes 0 and 2 in 16-bit lanes */
+        odd[j] = (wd[j] >> 8) & 0x00ff00ffu;  /* bytes 1 and 3 */
     }
-    /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h), raw digits, then the fp16 scale */
-    uint32_t even = wd[6] & 0xffu, odd = (wd[6] >> 8) & 0xffu;
+    int s1[NC][4], s3[NC][4];
+#pragma unroll
+    for (int c = 0; c < NC; c++) {
+        const int4 sums = *(const int4 *)(blk + c * cbytes + ACT_SUM);
+        s1[c][0] = -sums.x, s1[c][1] = -sums.y, s1[c][2] = -sums.z, s1[c][3] = -sums.w; /* the bias: -sum q */
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            s3[c][k] = 0;
+    }
+    uint32_t pw = 1;
+#pragma unroll
+    for (int n = 0; n < 5; n++) {
+        pw *= 3u; /* 3^(n+1): byte * 3^(n+1) < 2^16, so the lanes never carry into each other */
+        uint32_t g[6];
+#pragma unroll
+        for (int j = 0; j < 6; j++)
+            g[j] = __byte_perm(even[j] * pw, odd[j] * pw, 0x7351); /* the lanes' high bytes, in byte order */
+        const int k0 = n >> 1, k1 = (80 + 8 * n) >> 5; /* the 32-blocks of digit n's weights: 16n + m, 80 + 8n + m */
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+            const int8_t *a = blk + c * cbytes;
+            const int4 a0 = *(const int4 *)(a + 16 * n);      /* weights 16n .. 16n + 15: words 0..3 */
+            const int2 a1 = *(const int2 *)(a + 80 + 8 * n);  /* weights 80 + 8n .. + 7: words 4, 5 */
+            s1[c][k0] = dp4a_us(g[0], a0.x, s1[c][k0]);
+            s1[c][k0] = dp4a_us(g[1], a0.y, s1[c][k0]);
+            s1[c][k0] = dp4a_us(g[2], a0.z, s1[c][k0]);
+            s1[c][k0] = dp4a_us(g[3], a0.w, s1[c][k0]);
+            s1[c][k1] = dp4a_us(g[4], a1.x, s1[c][k1]);
+            s1[c][k1] = dp4a_us(g[5], a1.y, s1[c][k1]);
+            if (n > 0) {
+                s3[c][k0] = dp4a_us(prev[0], a0.x, s3[c][k0]);
+                s3[c][k0] = dp4a_us(prev[1], a0.y, s3[c][k0]);
+                s3[c][k0] = dp4a_us(prev[2], a0.z, s3[c][k0]);
+                s3[c][k0] = dp4a_us(prev[3], a0.w, s3[c][k0]);
+                s3[c][k1] = dp4a_us(prev[4], a1.x, s3[c][k1]);
+                s3[c][k1] = dp4a_us(prev[5], a1.y, s3[c][k1]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 6; j++)
+            prev[j] = g[j];
+    }
+    /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h): raw digits by the x3 recurrence */
+    uint32_t e = wd[6] & 0xffu, o = (wd[6] >> 8) & 0xffu;
     int dig[4];
 #pragma unroll
     for (int n = 0; n < 4; n++) {
-        even *= 3u, odd *= 3u;
-        dig[n] = (int)(((even >> 8) & 3u) | (odd & 0x300u));
-        even &= 0xffu, odd &= 0xffu;
+        e *= 3u, o *= 3u;
+        dig[n] = (int)(((e >> 8) & 3u) | (o & 0x300u)); /* bytes: qh0 digit n, qh1 digit n */
+        e &= 0xffu, o &= 0xffu;
     }
+    const int h0 = dig[0] | dig[1] << 16, h1 = dig[2] | dig[3] << 16;
     const float dw = __half2float(__ushort_as_half((unsigned short)(wd[6] >> 16)));
 #pragma unroll
     for (int c = 0; c < NC; c++) {
-        const int8_t *a = smem + c * cbytes + (size_t)b * ACT_STRIDE;
-        const float *sd = (const float *)(smem + c * cbytes + (size_t)G * ACT_STRIDE); /* K/32 = 4G scales */
-        const int *ss = (const int *)(sd + 4 * G);                                      /* then K/32 sums */
-        const float *d8 = sd + 4 * b;
-        const int *qs = ss + 4 * b;
-        s1[c][3] = __dp4a(dig[0] | dig[1] << 16, act4(a, 120), s1[c][3]);
-        s1[c][3] = __dp4a(dig[2] | dig[3] << 16, act4(a, 124), s1[c][3]);
-        float acc = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 4; k++) /* sum (t + 1) q - sum q = sum t q, exact */
-            acc = __fmaf_rn(d8[k], (float)(s1[c][k] - 3 * s3[c][k] - qs[k]), acc);
+        const int8_t *a = blk + c * cbytes;
+        const int2 ah = *(const int2 *)(a + 120);
+        const float4 d8 = *(const float4 *)(a + ACT_D8);
+        s1[c][3] = __dp4a(h1, ah.y, __dp4a(h0, ah.x, s1[c][3]));
+        /* sum (t + 1) q - sum q = sum t q, exact; then the generic kernel's float sequence */
+        float acc = __fmaf_rn(d8.x, (float)(s1[c][0] - 3 * s3[c][0]), 0.0f);
+        acc = __fmaf_rn(d8.y, (float)(s1[c][1] - 3 * s3[c][1]), acc);
+        acc = __fmaf_rn(d8.z, (float)(s1[c][2] - 3 * s3[c][2]), acc);
+        acc = __fmaf_rn(d8.w, (float)(s1[c][3] - 3 * s3[c][3]), acc);
         p[c] = __fmaf_rn(dw, acc, p[c]);
     }
 }
@@ -130,33 +143,33 @@ __global__ void __launch_bounds__(cta_threads(NC))
     hsdr_cu_production_cols_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
 {
     constexpr int RPW = 32 / L, WARPS = cta_threads(NC) / 32; /* rows per warp item, warps per CTA */
-    extern __shared__ uint32_t smem32[];
-    int8_t *smem = (int8_t *)smem32;
+    extern __shared__ int4 smem4[];
+    int8_t *smem = (int8_t *)smem4;
     const int G = K / 128;
-    const size_t cbytes = col_bytes(K);
+    const size_t cbytes = (size_t)G * ACT_STRIDE;
     const int lane = threadIdx.x & 31, sub = lane & (L - 1), rw = lane / L;
     /* this CTA's equal share of the warp items */
     const long items = (N + RPW - 1) / RPW;
     const long i1 = items * (blockIdx.x + 1) / gridDim.x;
     long item = items * blockIdx.x / gridDim.x + (threadIdx.x >> 5);
+    const size_t row_words = (size_t)G * (HSDR_PTQ1_0_BLOCK / 4);
     /* the first block of the first row, requested before the activations exist */
     uint32_t cur[7];
     {
         const long row = item * RPW + rw;
-        const bool live = item < i1 && row < N;
-        load_block(W + (size_t)(live ? row : 0) * G * HSDR_PTQ1_0_BLOCK, live ? sub : G, G, cur);
+        if (item < i1 && row < N && sub < G)
+            load7((const uint32_t *)W + (size_t)row * row_words + (size_t)sub * 7, cur);
     }
 #if __CUDA_ARCH__ >= 900
     cudaGridDependencySynchronize(); /* the encode has finished and its writes are visible */
 #endif
     for (int c = 0; c < NC; c++) {
         int8_t *sq = smem + c * cbytes;
-        float *sd = (float *)(sq + (size_t)G * ACT_STRIDE);
-        int *ss = (int *)(sd + K / 32);
         const hsdr_cu_q8_1 *qc = q + (size_t)c * (K / 32);
-        for (int i = threadIdx.x; i < K / 32; i += blockDim.x) {
-            sd[i] = __half2float(qc[i].d);
-            ss[i] = qsum[(size_t)c * (K / 32) + i];
+        for (int i = threadIdx.x; i < K / 32; i += blockDim.x) { /* Q8_1 block i: 128-block i / 4, part i % 4 */
+            int8_t *blk = sq + (size_t)(i >> 2) * ACT_STRIDE;
+            ((float *)(blk + ACT_D8))[i & 3] = __half2float(qc[i].d);
+            ((int *)(blk + ACT_SUM))[i & 3] = qsum[(size_t)c * (K / 32) + i];
         }
         for (int i = threadIdx.x; i < K / 4; i += blockDim.x) { /* word i: Q8_1 block i / 8, word i % 8 */
             const int qb = i >> 3, w = 4 * (i & 7);
@@ -170,17 +183,20 @@ __global__ void __launch_bounds__(cta_threads(NC))
 #pragma unroll
         for (int c = 0; c < NC; c++)
             p[c] = 0.0f;
-        if (row < N) {
-            const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
+        if (row < N && sub < G) {
+            const uint32_t *wp = (const uint32_t *)W + (size_t)row * row_words + (size_t)sub * 7;
             if (!first)
-                load_block(wrow, sub, G, cur);
+                load7(wp, cur);
             for (int b = sub; b < G; b += L) {
                 uint32_t next[7];
-                load_block(wrow, b + L, G, next); /* one block ahead */
-                block_dot<NC>(cur, smem, cbytes, b, G, p);
+                const bool more = b + L < G;
+                if (more)
+                    load7(wp + 7 * L, next); /* one block ahead */
+                block_dot<NC>(cur, smem + (size_t)b * ACT_STRIDE, cbytes, p);
+                wp += 7 * L;
 #pragma unroll
                 for (int j = 0; j < 7; j++)
-                    cur[j] = next[j];
+                    cur[j] = more ? next[j] : 0u;
             }
         }
 #pragma unroll
