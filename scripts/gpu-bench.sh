@@ -64,6 +64,7 @@ if [ "$quick" = 1 ] && gate; then
     step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
         --variants 'cuda.production*' --json "$out/profile-bonsai2-27b.json"
     nsight cuda.production cuda.production_cols
+    command -v cuobjdump >/dev/null 2>&1 && step sass scripts/sass-mix.sh "$hsdr" 'production_rowsP|cols_rowsILi8ELi1E'
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 elif gate; then
