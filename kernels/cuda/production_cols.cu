@@ -47,6 +47,14 @@ static __device__ __forceinline__ int dp4a_us(uint32_t g, int a, int c)
     return d;
 }
 
+/* The seven words of the 128-block at p (streamed once: not kept in L1/L2). */
+static __device__ __forceinline__ void load7(const uint32_t *p, uint32_t wd[7])
+{
+#pragma unroll
+    for (int j = 0; j < 7; j++)
+        wd[j] = __ldcs(p + j);
+}
+
 /* One 128-block of one row (words wd) against NC columns (their staged block at blk + c * cbytes):
  * p[c] = fmaf(d_w, the fmaf chain of d8_k * isum_k, p[c]). Digit-major: for digit n the floor digits g of the six
  * qs words are made once (g[j] = bytes floor(byte * 3^(n+1) / 256)) and dotted with the activations of digit n,
@@ -129,83 +137,29 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
     }
 }
 
-/* The weight ring: each thread keeps DEPTH blocks in flight with cp.async (4-byte copies, no registers held), in
- * DEPTH slots of 32 bytes stored as two 16-byte halves ([half][slot][thread]), so that 8 consecutive threads read
- * 128 consecutive bytes. */
-enum { DEPTH = 4 };
-
-static size_t ring_bytes(int threads)
-{
-    return (size_t)2 * DEPTH * threads * 16;
-}
-
-static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
-                 : "memory");
-}
-
-static __device__ __forceinline__ void cp_async_commit()
-{
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-template <int N_PENDING>
-static __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;" ::"n"(N_PENDING) : "memory");
-}
-
-/* The mat-vec: L lanes per row, NC columns (y[c * N + row]). A thread's work is a sequence of units, one 128-block
- * each: for every warp item of its CTA's share, the blocks sub, sub + L, ... of its row (ceil(G / L) units per item
- * for every lane, so the row ends fall on the same unit across the warp; a lane past the row's blocks idles). Unit
- * u + DEPTH is requested when unit u has been decoded, into the slot unit u used; the first DEPTH are requested
- * before the activations exist. */
+/* The mat-vec: L lanes per row, NC columns (y[c * N + row]). */
 template <int L, int NC>
 __global__ void __launch_bounds__(cta_threads(NC))
     hsdr_cu_production_cols_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
 {
-    constexpr int RPW = 32 / L, T = cta_threads(NC), WARPS = T / 32; /* rows per warp item, threads, warps */
+    constexpr int RPW = 32 / L, WARPS = cta_threads(NC) / 32; /* rows per warp item, warps per CTA */
     extern __shared__ int4 smem4[];
-    int4 *ring = smem4;                                    /* [2][DEPTH][T] */
-    int8_t *smem = (int8_t *)(smem4 + 2 * DEPTH * T);      /* the activations */
-    const int G = K / 128, nb = (G + L - 1) / L;           /* units per item */
+    int8_t *smem = (int8_t *)smem4;
+    const int G = K / 128;
     const size_t cbytes = (size_t)G * ACT_STRIDE;
-    const int lane = threadIdx.x & 31, sub = lane & (L - 1), rw = lane / L, warp = threadIdx.x >> 5;
-    const uint32_t *W32 = (const uint32_t *)W;
-    const size_t row_words = (size_t)G * (HSDR_PTQ1_0_BLOCK / 4);
-    /* this warp's items: first, first + WARPS, ... below i1 (this CTA's equal share) */
+    const int lane = threadIdx.x & 31, sub = lane & (L - 1), rw = lane / L;
+    /* this CTA's equal share of the warp items */
     const long items = (N + RPW - 1) / RPW;
-    const long i1 = items * (blockIdx.x + 1) / gridDim.x, first = items * blockIdx.x / gridDim.x + warp;
-    const long units = first < i1 ? (i1 - first + WARPS - 1) / WARPS * nb : 0;
-    /* the request cursor: unit ru is block rb (its index within the row) of item ri */
-    long ru = 0, ri = first;
-    int rb = 0;
-    auto request = [&]() {
-        if (ru < units) {
-            const long row = ri * RPW + rw;
-            const int b = sub + rb * L;
-            if (row < N && b < G) {
-                const uint32_t *src = W32 + (size_t)row * row_words + (size_t)b * 7;
-                const int slot = (int)(ru % DEPTH);
-                uint32_t *lo = (uint32_t *)&ring[slot * T + threadIdx.x];
-                uint32_t *hi = (uint32_t *)&ring[(DEPTH + slot) * T + threadIdx.x];
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    cp_async4(lo + j, src + j);
-#pragma unroll
-                for (int j = 0; j < 3; j++)
-                    cp_async4(hi + j, src + 4 + j);
-            }
-            if (++rb == nb)
-                rb = 0, ri += WARPS;
-        }
-        ru++;
-        cp_async_commit(); /* one group per unit, even an empty one: wait_group counts them */
-    };
-#pragma unroll
-    for (int i = 0; i < DEPTH; i++)
-        request();
+    const long i1 = items * (blockIdx.x + 1) / gridDim.x;
+    long item = items * blockIdx.x / gridDim.x + (threadIdx.x >> 5);
+    const size_t row_words = (size_t)G * (HSDR_PTQ1_0_BLOCK / 4);
+    /* the first block of the first row, requested before the activations exist */
+    uint32_t cur[7];
+    {
+        const long row = item * RPW + rw;
+        if (item < i1 && row < N && sub < G)
+            load7((const uint32_t *)W + (size_t)row * row_words + (size_t)sub * 7, cur);
+    }
 #if __CUDA_ARCH__ >= 900
     cudaGridDependencySynchronize(); /* the encode has finished and its writes are visible */
 #endif
@@ -223,37 +177,37 @@ __global__ void __launch_bounds__(cta_threads(NC))
         }
     }
     __syncthreads();
-    float p[NC];
-#pragma unroll
-    for (int c = 0; c < NC; c++)
-        p[c] = 0.0f;
-    long item = first;
-    int bi = 0;
-    for (long u = 0; u < units; u++) { /* uniform per warp */
+    for (bool first = true; item < i1; item += WARPS, first = false) { /* uniform per warp */
         const long row = item * RPW + rw;
-        const int b = sub + bi * L;
-        cp_async_wait<DEPTH - 1>(); /* unit u's group has landed */
-        if (row < N && b < G) {
-            const int slot = (int)(u % DEPTH);
-            const int4 lo = ring[slot * T + threadIdx.x], hi = ring[(DEPTH + slot) * T + threadIdx.x];
-            const uint32_t wd[7] = {(uint32_t)lo.x, (uint32_t)lo.y, (uint32_t)lo.z, (uint32_t)lo.w,
-                                    (uint32_t)hi.x, (uint32_t)hi.y, (uint32_t)hi.z};
-            block_dot<NC>(wd, smem + (size_t)b * ACT_STRIDE, cbytes, p);
-        }
-        request(); /* unit u + DEPTH, into the slot just read */
-        if (++bi == nb) { /* the row's last unit: every lane takes part (rows past N add zeros) */
+        float p[NC];
 #pragma unroll
-            for (int c = 0; c < NC; c++) {
-                for (int o = L / 2; o >= 1; o >>= 1)
-                    p[c] = __fadd_rn(p[c], __shfl_xor_sync(HSDR_FULL_MASK, p[c], o));
-                if (sub == 0 && row < N)
-                    y[(size_t)c * N + row] = p[c];
-                p[c] = 0.0f;
+        for (int c = 0; c < NC; c++)
+            p[c] = 0.0f;
+        if (row < N && sub < G) {
+            const uint32_t *wp = (const uint32_t *)W + (size_t)row * row_words + (size_t)sub * 7;
+            if (!first)
+                load7(wp, cur);
+            for (int b = sub; b < G; b += L) {
+                uint32_t next[7];
+                const bool more = b + L < G;
+                if (more)
+                    load7(wp + 7 * L, next); /* one block ahead */
+                block_dot<NC>(cur, smem + (size_t)b * ACT_STRIDE, cbytes, p);
+                wp += 7 * L;
+#pragma unroll
+                for (int j = 0; j < 7; j++)
+                    cur[j] = more ? next[j] : 0u;
             }
-            bi = 0, item += WARPS;
         }
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+            for (int o = L / 2; o >= 1; o >>= 1) /* every lane takes part: rows past N add zeros */
+                p[c] = __fadd_rn(p[c], __shfl_xor_sync(HSDR_FULL_MASK, p[c], o));
+        if (sub == 0 && row < N)
+#pragma unroll
+            for (int c = 0; c < NC; c++)
+                y[(size_t)c * N + row] = p[c];
     }
-    cp_async_wait<0>();
 }
 
 /* ---- launches ---- */
@@ -300,7 +254,7 @@ static cudaError_t enqueue(cudaStream_t s, const uint8_t *W, const float *x, voi
     int *qsum = (int *)(q + (size_t)nc * (K / 32));
     const int lanes = hsdr_cuda_cols_lanes(K, N), threads = cta_threads(nc);
     const rows_kernel kern = kernel_for(lanes, nc);
-    const size_t smem = ring_bytes(threads) + col_bytes(K) * (size_t)nc;
+    const size_t smem = col_bytes(K) * (size_t)nc;
     int dev = 0, sms = 0, per_sm = 0, smem_max = 0;
     cudaError_t e;
     if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
@@ -350,7 +304,6 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
     float *dx = NULL, *dy = NULL;
     void *act = NULL;
     int rc = -1, dev = 0, smem_max = 0;
-    size_t need = 0;
     const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK;
     if (ncols < 1 || ncols > MAX_COLS || K <= 0 || K % 128 || N <= 0) {
         snprintf(err, errlen, "ncols = %d, K = %d, N = %d: need 1..%d columns, K a positive multiple of 128, N > 0",
@@ -359,10 +312,9 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
     }
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    need = ring_bytes(cta_threads(ncols)) + col_bytes(K) * (size_t)ncols;
-    if (need > (size_t)smem_max) {
-        snprintf(err, errlen, "K = %d with %d columns needs %zu bytes of shared memory per CTA; this device allows %d",
-                 K, ncols, need, smem_max);
+    if (col_bytes(K) * (size_t)ncols > (size_t)smem_max) {
+        snprintf(err, errlen, "K = %d with %d columns stages %zu bytes of activations; this device allows %d per CTA",
+                 K, ncols, col_bytes(K) * (size_t)ncols, smem_max);
         return -1;
     }
     HSDR_CU(cudaMalloc((void **)&dw, wbytes));
