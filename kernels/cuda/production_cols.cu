@@ -78,24 +78,14 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
         for (int k = 0; k < 4; k++)
             s3[c][k] = 0;
     }
-    uint32_t pe[6], po[6]; /* the lanes times 3^(n+1): byte * 3^(n+1) < 2^16, so the lanes never carry */
+    uint32_t pw = 1;
 #pragma unroll
     for (int n = 0; n < 5; n++) {
+        pw *= 3u; /* 3^(n+1): byte * 3^(n+1) < 2^16, so the lanes never carry into each other */
         uint32_t g[6];
 #pragma unroll
-        for (int j = 0; j < 6; j++) {
-            /* x3 as shift-add (integer ALU pipe) and x9, x81 as multiplies (the FMA pipe, which the dp4a also use):
-             * the two pipes share the work */
-            if (n == 1 || n == 3) {
-                pe[j] = even[j] * (n == 1 ? 9u : 81u);
-                po[j] = odd[j] * (n == 1 ? 9u : 81u);
-            } else {
-                const uint32_t be = n == 0 ? even[j] : pe[j], bo = n == 0 ? odd[j] : po[j];
-                pe[j] = be + (be << 1);
-                po[j] = bo + (bo << 1);
-            }
-            g[j] = __byte_perm(pe[j], po[j], 0x7351); /* the lanes' high bytes, in byte order */
-        }
+        for (int j = 0; j < 6; j++)
+            g[j] = __byte_perm(even[j] * pw, odd[j] * pw, 0x7351); /* the lanes' high bytes, in byte order */
         const int k0 = n >> 1, k1 = (80 + 8 * n) >> 5; /* the 32-blocks of digit n's weights: 16n + m, 80 + 8n + m */
 #pragma unroll
         for (int c = 0; c < NC; c++) {
