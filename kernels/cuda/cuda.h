@@ -29,11 +29,9 @@ extern const hsdr_device_ops hsdr_cuda_production_ops;
 extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
 
 /* The dedicated kernel on ncols (1..8) columns: X holds ncols vectors of K floats, Y receives ncols vectors of N
- * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. fused (one column only):
- * the mat-vec quantizes x itself, as cuda.production_cols's full launch does; else the encode kernel runs first.
- * Returns 0, or -1 with err. */
-int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, bool fused, float *Y,
-                              char *err, size_t errlen);
+ * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. Returns 0, or -1 with err. */
+int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
+                              size_t errlen);
 
 /* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
  * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32

@@ -1,23 +1,20 @@
 /* cuda.production_cols: the dedicated 1..8-column PTQ1_0 mat-vec (spec/ptq1_0.md section 5), bit-identical per
  * column to hsdr_matvec_q8_1_lanes with hsdr_cuda_cols_lanes(K, N) lanes per row.
  *
- * encode  one column (the harness's matvec): every CTA quantizes x itself into its shared memory after requesting
- *         its first weight blocks, so a matvec is one launch. More columns: hsdr_cu_quantize_q8_1 over the columns
- *         (Q8_1 blocks and their exact integer sums) releases the mat-vec at once (programmatic dependent launch), and
- *         the mat-vec's CTAs request their first weight blocks while the activations are still being quantized.
+ * encode  hsdr_cu_quantize_q8_1 over the columns (Q8_1 blocks and their exact integer sums); it releases the mat-vec
+ *         at once (programmatic dependent launch), so the mat-vec's CTAs start and request their first weight blocks
+ *         while the activations are still being quantized.
  * matvec  CTAs of 512 threads (256 from 3 columns), as many as fit on the device; each takes an equal share of the
  *         warp items (one item = the 32 / L rows of one warp, L = 8, 16 or 32 lanes per row by the row count), so
  *         every SM gets the same number of rows. The activations of every column are staged in shared memory once
- *         per CTA, per 128-block with its four scales and exact sums (176-byte stride: 16-byte loads, no bank
- *         conflicts between the 8 lanes of a row). Lane l of a row owns blocks l, l + L, ... and requests the next
- *         block's seven words before decoding the current one.
+ *         per CTA (132-byte block stride: the L lanes of a row read L different banks). Lane l of a row owns blocks
+ *         l, l + L, ... and requests the next block's seven words before decoding the current one.
  * decode  the floor form of the digits: with g_n = floor(byte * 3^n / 256) (g_0 = 0), digit n = g_{n+1} - 3 g_n, so
  *         sum_n t_n a_n = sum_{n>=1} g_n a_{n-1} - 3 sum_{n>=1} g_n a_n. Bytes 0, 2 and 1, 3 of a word sit in 16-bit
  *         lanes; byte * 3^n < 2^16 for n <= 5, so one multiply per lane pair gives g_n of two bytes in their high
  *         halves with nothing to mask, and one byte permute packs the four g_n for dp4a (unsigned digits against
  *         signed activations). Every integer sum is exact; the -3 is applied once per 32-block, and so is the exact
- *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only.
- * (docs/perf-notes.md: v1..v4, what each changed and measured.) */
+ *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only. */
 #include <stdlib.h>
 
 #include "common.cuh"
@@ -140,41 +137,11 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
     }
 }
 
-/* The one-column encode inside the mat-vec's CTA: x quantized to Q8_1 straight into the staged layout, warp w taking
- * the 32-blocks w, w + WARPS, ...; the operations of hsdr_cu_quantize_q8_1, so the same bits. */
-template <int WARPS>
-static __device__ __forceinline__ void stage_quantized(const float *x, int K, int8_t *sq)
-{
-    const int lane = threadIdx.x & 31;
-#pragma unroll 2
-    for (int i = threadIdx.x >> 5; i < K / 32; i += WARPS) { /* Q8_1 block i: 128-block i / 4, part i % 4 */
-        const float v = x[32 * i + lane];
-        float amax = fabsf(v);
-        for (int o = 16; o >= 1; o >>= 1)
-            amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o));
-        const float d = __fdiv_rn(amax, 127.0f);
-        const int qi = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
-        int sum = qi;
-        for (int o = 16; o >= 1; o >>= 1)
-            sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o);
-        int8_t *blk = sq + (size_t)(i >> 2) * ACT_STRIDE;
-        blk[32 * (i & 3) + lane] = (int8_t)qi;
-        if (lane == 0) {
-            ((float *)(blk + ACT_D8))[i & 3] = __half2float(__float2half_rn(d)); /* the fp16 d of the Q8_1 block */
-            ((int *)(blk + ACT_SUM))[i & 3] = sum;
-        }
-    }
-}
-
-/* The mat-vec: L lanes per row, NC columns (y[c * N + row]). FUSED (one column only): the CTA quantizes x itself
- * (stage_quantized), one launch per matvec; else it stages the encode kernel's Q8_1 blocks (q, qsum) once that
- * kernel has finished (programmatic dependent launch). */
-template <int L, int NC, bool FUSED>
+/* The mat-vec: L lanes per row, NC columns (y[c * N + row]). */
+template <int L, int NC>
 __global__ void __launch_bounds__(cta_threads(NC))
-    hsdr_cu_production_cols_rows(const uint8_t *W, const float *x, const hsdr_cu_q8_1 *q, const int *qsum, int K,
-                                 int N, float *y)
+    hsdr_cu_production_cols_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
 {
-    static_assert(!FUSED || NC == 1, "the fused encode is for one column");
     constexpr int RPW = 32 / L, WARPS = cta_threads(NC) / 32; /* rows per warp item, warps per CTA */
     extern __shared__ int4 smem4[];
     int8_t *smem = (int8_t *)smem4;
@@ -193,13 +160,10 @@ __global__ void __launch_bounds__(cta_threads(NC))
         if (item < i1 && row < N && sub < G)
             load7((const uint32_t *)W + (size_t)row * row_words + (size_t)sub * 7, cur);
     }
-    if (FUSED)
-        stage_quantized<WARPS>(x, K, smem);
 #if __CUDA_ARCH__ >= 900
-    else
-        cudaGridDependencySynchronize(); /* the encode has finished and its writes are visible */
+    cudaGridDependencySynchronize(); /* the encode has finished and its writes are visible */
 #endif
-    for (int c = 0; c < (FUSED ? 0 : NC); c++) {
+    for (int c = 0; c < NC; c++) {
         int8_t *sq = smem + c * cbytes;
         const hsdr_cu_q8_1 *qc = q + (size_t)c * (K / 32);
         for (int i = threadIdx.x; i < K / 32; i += blockDim.x) { /* Q8_1 block i: 128-block i / 4, part i % 4 */
@@ -248,28 +212,26 @@ __global__ void __launch_bounds__(cta_threads(NC))
 
 /* ---- launches ---- */
 
-typedef void (*rows_kernel)(const uint8_t *, const float *, const hsdr_cu_q8_1 *, const int *, int, int, float *);
+typedef void (*rows_kernel)(const uint8_t *, const hsdr_cu_q8_1 *, const int *, int, int, float *);
 
 template <int L>
-static rows_kernel kernel_for_cols(int nc, bool fused)
+static rows_kernel kernel_for_cols(int nc)
 {
     switch (nc) {
-    case 1: return fused ? hsdr_cu_production_cols_rows<L, 1, true> : hsdr_cu_production_cols_rows<L, 1, false>;
-    case 2: return hsdr_cu_production_cols_rows<L, 2, false>;
-    case 3: return hsdr_cu_production_cols_rows<L, 3, false>;
-    case 4: return hsdr_cu_production_cols_rows<L, 4, false>;
-    case 5: return hsdr_cu_production_cols_rows<L, 5, false>;
-    case 6: return hsdr_cu_production_cols_rows<L, 6, false>;
-    case 7: return hsdr_cu_production_cols_rows<L, 7, false>;
-    default: return hsdr_cu_production_cols_rows<L, 8, false>;
+    case 1: return hsdr_cu_production_cols_rows<L, 1>;
+    case 2: return hsdr_cu_production_cols_rows<L, 2>;
+    case 3: return hsdr_cu_production_cols_rows<L, 3>;
+    case 4: return hsdr_cu_production_cols_rows<L, 4>;
+    case 5: return hsdr_cu_production_cols_rows<L, 5>;
+    case 6: return hsdr_cu_production_cols_rows<L, 6>;
+    case 7: return hsdr_cu_production_cols_rows<L, 7>;
+    default: return hsdr_cu_production_cols_rows<L, 8>;
     }
 }
 
-static rows_kernel kernel_for(int lanes, int nc, bool fused)
+static rows_kernel kernel_for(int lanes, int nc)
 {
-    return lanes == 8    ? kernel_for_cols<8>(nc, fused)
-           : lanes == 16 ? kernel_for_cols<16>(nc, fused)
-                         : kernel_for_cols<32>(nc, fused);
+    return lanes == 8 ? kernel_for_cols<8>(nc) : lanes == 16 ? kernel_for_cols<16>(nc) : kernel_for_cols<32>(nc);
 }
 
 /* The activation buffer of nc columns: the Q8_1 blocks of every column, then their exact sums. */
@@ -283,17 +245,15 @@ static size_t act_bytes(int K)
     return act_bytes_cols(K, 1);
 }
 
-/* Enqueue on stream s, for nc columns: fused (one column only), the mat-vec with its own encode, rows_reps times;
- * else the encode kernel encode_reps times and the mat-vec rows_reps times. The mat-vec's launch shape is worked out
- * first, so nothing on the host stands between the two launches. */
+/* Enqueue the encode (encode_reps times) and the mat-vec (rows_reps times) of nc columns on stream s. The mat-vec's
+ * launch shape is worked out first, so nothing on the host stands between the two launches. */
 static cudaError_t enqueue(cudaStream_t s, const uint8_t *W, const float *x, void *act, int K, int N, int nc, float *y,
-                           bool fused, int encode_reps, int rows_reps)
+                           int encode_reps, int rows_reps)
 {
     hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)act;
     int *qsum = (int *)(q + (size_t)nc * (K / 32));
     const int lanes = hsdr_cuda_cols_lanes(K, N), threads = cta_threads(nc);
-    fused = fused && nc == 1;
-    const rows_kernel kern = kernel_for(lanes, nc, fused);
+    const rows_kernel kern = kernel_for(lanes, nc);
     const size_t smem = col_bytes(K) * (size_t)nc;
     int dev = 0, sms = 0, per_sm = 0, smem_max = 0;
     cudaError_t e;
@@ -317,33 +277,28 @@ static cudaError_t enqueue(cudaStream_t s, const uint8_t *W, const float *x, voi
     cfg.stream = s;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    for (int i = 0; i < (fused ? 0 : encode_reps); i++)
+    for (int i = 0; i < encode_reps; i++)
         hsdr_cu_quantize_q8_1<<<dim3(hsdr_cu_quantize_ctas(K), nc), HSDR_CU_QUANTIZE_THREADS, 0, s>>>(x, K, q, qsum);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     for (int i = 0; i < rows_reps && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, kern, W, x, (const hsdr_cu_q8_1 *)q, (const int *)qsum, K, N, y);
+        e = cudaLaunchKernelEx(&cfg, kern, W, (const hsdr_cu_q8_1 *)q, (const int *)qsum, K, N, y);
     return e;
 }
 
-/* The full matvec is the fused kernel (one launch); a stage alone is its separate kernel: the encode kernel, or the
- * mat-vec staging the encode kernel's output (left by the full launches before it). Nothing is ablatable. */
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    (void)skip, (void)twice;
-    if (stage < 0)
-        return enqueue(r->stream, W, r->x, r->act, r->K, r->N, 1, r->y, true, 0, 1);
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
-    return enqueue(r->stream, W, r->x, r->act, r->K, r->N, 1, r->y, false, hsdr_cu_reps(enc, skip, twice),
+    return enqueue(r->stream, W, r->x, r->act, r->K, r->N, 1, r->y, hsdr_cu_reps(enc, skip, twice),
                    hsdr_cu_reps(red, skip, twice));
 }
 
 static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
 
-extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, bool fused,
-                                         float *Y, char *err, size_t errlen)
+extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
+                                         char *err, size_t errlen)
 {
     uint8_t *dw = NULL;
     float *dx = NULL, *dy = NULL;
@@ -369,7 +324,7 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
     HSDR_CU(cudaMemcpy(dw, W, wbytes, cudaMemcpyHostToDevice));
     HSDR_CU(cudaMemcpy(dx, X, sizeof(float) * (size_t)K * ncols, cudaMemcpyHostToDevice));
     HSDR_CU(cudaMemset(dy, 0xff, sizeof(float) * (size_t)N * ncols)); /* poison: NaN where nothing is written */
-    HSDR_CU(enqueue(0, dw, dx, act, K, N, ncols, dy, fused, 1, 1));
+    HSDR_CU(enqueue(0, dw, dx, act, K, N, ncols, dy, 1, 1));
     HSDR_CU(cudaDeviceSynchronize());
     HSDR_CU(cudaMemcpy(Y, dy, sizeof(float) * (size_t)N * ncols, cudaMemcpyDeviceToHost));
     rc = 0;

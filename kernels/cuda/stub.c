@@ -18,10 +18,10 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
     return -1;
 }
 
-int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, bool fused, float *Y,
-                              char *err, size_t errlen)
+int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
+                              size_t errlen)
 {
-    (void)W, (void)X, (void)K, (void)N, (void)ncols, (void)fused, (void)Y;
+    (void)W, (void)X, (void)K, (void)N, (void)ncols, (void)Y;
     snprintf(err, errlen, "%s", reason);
     return -1;
 }
