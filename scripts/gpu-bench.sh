@@ -50,11 +50,17 @@ nsight() {
         step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-count 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
             --section ComputeWorkloadAnalysis --section InstructionStats \
+            --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
             "$hsdr" run matrix.yaml --out "$out/ncu" --quiet --stages none --set variants="$v" --set K=5120 \
             --set N=17408 --set shapes=none --set mode=hot --set distribution=bonsai --set threads=1 --set R=1 \
             --set warmup=0 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
     done
     rm -rf "$out/ncu"
+}
+# the static SASS opcode mix of the production kernels (one column, 8 lanes), when cuobjdump is there
+sass() {
+    command -v cuobjdump >/dev/null 2>&1 || return 0
+    step sass scripts/sass-mix.sh "$hsdr" 'production_rowsP|cols_rowsILi8ELi1E'
 }
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
@@ -64,7 +70,7 @@ if [ "$quick" = 1 ] && gate; then
     step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
         --variants 'cuda.production*' --json "$out/profile-bonsai2-27b.json"
     nsight cuda.production cuda.production_cols
-    command -v cuobjdump >/dev/null 2>&1 && step sass scripts/sass-mix.sh "$hsdr" 'production_rowsP|cols_rowsILi8ELi1E'
+    sass
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 elif gate; then
@@ -89,6 +95,7 @@ elif gate; then
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants 'ref.exact,cuda.*' --json "$out/quality.json"
     nsight cuda.production cuda.production_cols cuda.direct_mma
+    sass
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 fi

@@ -7,14 +7,16 @@
  * matvec  CTAs of 512 threads (256 from 3 columns), as many as fit on the device; each takes an equal share of the
  *         warp items (one item = the 32 / L rows of one warp, L = 8, 16 or 32 lanes per row by the row count), so
  *         every SM gets the same number of rows. The activations of every column are staged in shared memory once
- *         per CTA (132-byte block stride: the L lanes of a row read L different banks). Lane l of a row owns blocks
- *         l, l + L, ... and requests the next block's seven words before decoding the current one.
+ *         per CTA, per 128-block with its four scales and exact sums (176-byte stride: 16-byte loads, no bank
+ *         conflicts between the 8 lanes of a row). Lane l of a row owns blocks l, l + L, ... and requests the next
+ *         block's seven words (one address) before decoding the current one.
  * decode  the floor form of the digits: with g_n = floor(byte * 3^n / 256) (g_0 = 0), digit n = g_{n+1} - 3 g_n, so
  *         sum_n t_n a_n = sum_{n>=1} g_n a_{n-1} - 3 sum_{n>=1} g_n a_n. Bytes 0, 2 and 1, 3 of a word sit in 16-bit
  *         lanes; byte * 3^n < 2^16 for n <= 5, so one multiply per lane pair gives g_n of two bytes in their high
  *         halves with nothing to mask, and one byte permute packs the four g_n for dp4a (unsigned digits against
  *         signed activations). Every integer sum is exact; the -3 is applied once per 32-block, and so is the exact
- *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only. */
+ *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only.
+ * (docs/perf-notes.md: versions 1..5, what each changed and measured.) */
 #include <stdlib.h>
 
 #include "common.cuh"
