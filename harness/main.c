@@ -213,12 +213,22 @@ static int cmd_check(int argc, char **argv)
                                 loaded[b].cases[j].line);
                         goto out;
                     }
+    int runnable = 0;
     for (size_t i = 0; i < hsdr_registry_count; i++) {
         const hsdr_variant *v = &hsdr_registry[i];
+        if ((opt.backend && strcmp(opt.backend, v->backend) != 0) ||
+            (opt.variant && !hsdr_glob_match(opt.variant, v->name)))
+            continue;
         const char *why = hsdr_variant_unavailable(v);
-        if (why && (!opt.backend || strcmp(opt.backend, v->backend) == 0) &&
-            (!opt.variant || hsdr_glob_match(opt.variant, v->name)))
+        if (why)
             printf("skip: variant %s unavailable here: %s\n", v->name, why);
+        else
+            runnable++;
+    }
+    if (runnable == 0) { /* asked for a backend or variants of which none can run: nothing was checked */
+        fprintf(stderr, "hsdr check: none of the selected variants can run here (see the skip lines)\n");
+        rc = HSDR_EXIT_FAIL;
+        goto out;
     }
     check_totals totals = {0, 0};
     for (int i = 0; i < nfiles; i++)

@@ -7,6 +7,7 @@
 #include "cpu/production_ssse3.h"
 #include "cpu/stateset_avx2.h"
 #include "cuda/cuda.h"
+#include "vulkan/vk.h"
 #include "kernel.h"
 #include "matvec.h"
 #include "reference_timed.h"
@@ -172,6 +173,34 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4, D(MATERIALIZE) = 3},
      .device = &hsdr_cuda_q1516_ops},
+    /* ---- Vulkan (kernels/vulkan/): activations encoded on the host, the dispatches timed by timestamps ---- */
+    {.name = "vulkan.production", .backend = "vulkan", .family = "production",
+     .summary = "production PTQ1_0 x Q8_0 as a compute shader: the blocks' exact integer sums and fused scale chains "
+                "in parallel into shared memory, then one invocation per row chains the blocks in order; y "
+                "bit-identical to the CPU production path",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
+     .depth = {D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5}, .device = &hsdr_vulkan_production_ops},
+    {.name = "vulkan.direct", .backend = "vulkan", .family = "direct",
+     .summary = "direct 8-phase: a subgroup per row, its lanes own lanes of every group and keep eight phase "
+                "partials, subgroupAdd of each to the exact A[8] (any subgroup size); fp64 group sums",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
+     .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4}, .device = &hsdr_vulkan_direct_ops},
+    {.name = "vulkan.stateset", .backend = "vulkan", .family = "stateset",
+     .summary = "ballot state sets: per group and tile of R rows the occupied codes' 128-lane masks by "
+                "subgroupBallot(code == k), built once; per row trit masks by ballot, bitCount of the positive and "
+                "negative products per state, folded to A[8] by subgroupAdd",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec, .uses_R = true,
+     .depth = {D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20, D(SCALE) = 4}, .device = &hsdr_vulkan_stateset_ops},
+    {.name = "vulkan.q1516", .backend = "vulkan", .family = "q1516",
+     .summary = "Q15.16 hybrid on vulkan.direct's exact A[8]: S = sum A[p] C31[p] (shaderInt64), Q_g materialized in "
+                "fp64 per group, int64 merge over the groups",
+     .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
+     .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4, D(MATERIALIZE) = 3},
+     .device = &hsdr_vulkan_q1516_ops},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

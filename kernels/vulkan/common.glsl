@@ -1,0 +1,125 @@
+// The interface every hsdr Vulkan shader shares with the host (kernels/vulkan/vk.c). GLSL 450, SPIR-V 1.5.
+//
+// Bindings (all std430 storage buffers; a variant ignores those it does not use):
+//   0  W      PTQ1_0 weights as 32-bit words: block (row r, group g) is the 7 words at (r * G + g) * 7
+//   1  ACT    activations, 4 bytes a word (byte i of the vector = bits 8 (i & 3) .. of word i >> 2): Q8_0 int8
+//             values (production) or LNS8 codes (the HSDR variants), encoded by the host
+//   2  SCALE  production: the fp32 value of each Q8_0 block's fp16 scale (K / 32 floats)
+//   3  Y      y, N floats
+//   4  AOUT   A[8] per (row, group): N * G * 8 ints, written when (PC.flags & FLAG_A) != 0
+//   5  QG     Q15.16 per (row, group), N * G int64 (q1516 only, when (PC.flags & FLAG_Q) != 0)
+//   6  QR     Q15.16 per row, N int64 (q1516 only, same flag)
+// Push constants: K, N, G = K / 128, e (LNS8 pre-scale), flags, R (rows that share one built activation tile),
+// row0 (first row of this dispatch).
+// Specialization constants: 0 = local_size_x (a multiple of the subgroup size), 1 = rows per workgroup (RPW), 2 = the
+// group count G of the pipeline (MAXG, for shared-memory sizes).
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_KHR_shader_subgroup_basic : require
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint RPW = 1;
+layout(constant_id = 2) const uint MAXG = 1; // the largest G the pipeline serves (sizes shared arrays)
+
+layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
+layout(std430, binding = 1) readonly buffer Activations { uint ACT[]; };
+layout(std430, binding = 2) readonly buffer Scales { float SCALE[]; };
+layout(std430, binding = 3) writeonly buffer Output { float Y[]; };
+layout(std430, binding = 4) writeonly buffer Phases { int AOUT[]; };
+layout(std430, binding = 5) writeonly buffer GroupQ { int64_t QG[]; };
+layout(std430, binding = 6) writeonly buffer RowQ { int64_t QR[]; };
+
+layout(push_constant) uniform Push {
+    uint K, N, G;
+    int e;
+    uint flags, R, row0;
+} PC;
+
+const uint FLAG_A = 1u, FLAG_Q = 2u;
+
+// Byte i (0..27) of the PTQ1_0 block whose first word is `base`.
+uint ptq_byte(uint base, uint i)
+{
+    return (W[base + (i >> 2)] >> (8u * (i & 3u))) & 0xffu;
+}
+
+// The block's fp32 scale (its fp16 d, bytes 26..27).
+float ptq_scale(uint base)
+{
+    return unpackHalf2x16(W[base + 6u] >> 16).x;
+}
+
+// The ternary value (-1, 0, +1) of weight e (0..127) of the block at `base` (spec/ptq1_0.md section 1: the byte and
+// digit of weight e, then digit n of byte b is (3 ((b 3^n) mod 256)) >> 8).
+int ptq_trit(uint base, uint e)
+{
+    uint b, n;
+    if (e < 80u) {
+        b = e & 15u, n = e >> 4;
+    } else if (e < 120u) {
+        b = 16u + ((e - 80u) & 7u), n = (e - 80u) >> 3;
+    } else {
+        b = 24u + ((e - 120u) & 1u), n = (e - 120u) >> 1;
+    }
+    const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
+    uint v = (ptq_byte(base, b) * pow3[n]) & 0xffu;
+    return int((3u * v) >> 8) - 1;
+}
+
+// Byte i of the activation vector: a Q8_0 value (signed) or an LNS8 code (unsigned).
+int act_q8(uint i)
+{
+    return bitfieldExtract(int(ACT[i >> 2]), int(8u * (i & 3u)), 8);
+}
+uint act_code(uint i)
+{
+    return (ACT[i >> 2] >> (8u * (i & 3u))) & 0xffu;
+}
+
+// LNS8 (spec/lns8.md section 1): c_p = 2^((p - 2) / 8) as doubles, and round(c_p 2^31) for Q15.16.
+const double LNS8_CP[8] = double[8](0.84089641525371454303LF, 0.91700404320467123175LF, 1.0LF,
+                                    1.09050773266525765921LF, 1.18920711500272106672LF, 1.29683955465100966593LF,
+                                    1.41421356237309504880LF, 1.54221082540794082361LF);
+const int64_t LNS8_C31[8] = int64_t[8](1805811301l, 1969251188l, 2147483648l, 2341847524l, 2553802834l, 2784941738l,
+                                       3037000500l, 3311872529l);
+
+// The signed contribution s t 2^q of a lane with code c and trit t to A[c & 7] (0 for k = 0 or t = 0: spec section 3).
+int lns8_term(uint c, int t)
+{
+    uint k = c & 0x7fu;
+    if (k == 0u || t == 0)
+        return 0;
+    int v = 1 << (k >> 3);
+    return ((c >> 7) != 0u) != (t < 0) ? -v : v;
+}
+
+// G_g = 2^e (d_g / 512) sum_p A[p] c_p, in fp64.
+double lns8_group(int A[8], float d, int e)
+{
+    double s = 0.0LF;
+    for (int p = 0; p < 8; p++)
+        s += double(A[p]) * LNS8_CP[p];
+    return s * double(d) * ldexp(1.0LF, e - 9);
+}
+
+// fma(a, b, c) rounded once to fp32, on any device. GLSL's fma() is not required to be fused in Vulkan (its
+// precision is that of a multiply then an add), so the production sequence cannot use it: the product is exact in
+// fp64 (24 + 24 bits), the sum is rounded to odd in fp64 (round to nearest, then, if inexact and even, the
+// neighbour toward the exact value, found by TwoSum), and fp64 -> fp32 rounds once more: with 53 >= 24 + 2 bits
+// round-to-odd then round-to-nearest equals one rounding of the exact a b + c. Every step is `precise` (no
+// contraction); fp64 add, multiply and conversion are correctly rounded in Vulkan.
+float fma_f32(float a, float b, float c)
+{
+    precise double p = double(a) * double(b);
+    precise double s = p + double(c);
+    precise double bb = s - p;
+    precise double e = (p - (s - bb)) + (double(c) - bb);
+    uvec2 u = unpackDouble2x32(s); // x: low word
+    if (e != 0.0LF && (u.x & 1u) == 0u) {
+        // one ulp in magnitude: up when the exact value is farther from zero than s
+        const bool up = (e > 0.0LF) == (s > 0.0LF);
+        const uint lo = up ? u.x + 1u : u.x - 1u;
+        const uint hi = up ? (lo == 0u ? u.y + 1u : u.y) : (u.x == 0u ? u.y - 1u : u.y);
+        s = packDouble2x32(uvec2(lo, hi));
+    }
+    return float(s);
+}

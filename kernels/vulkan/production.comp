@@ -1,0 +1,41 @@
+#version 450
+// vulkan.production: PTQ1_0 x Q8_0, bit-identical to the CPU production path's fused sequence (spec/ptq1_0.md
+// sections 4 and 7): the Q8_0 activations come from the host's x86 quantizer; per 128-block the exact integer sums
+// of its four 32-blocks and sumi = fma(d8_k, isum_k, sumi) from +0 (any invocation, blocks in parallel), then per row
+// sumf = fma(d_w, sumi_b, sumf) over the blocks in increasing order (one invocation per row). Every fma is fma_f32
+// (common.glsl): GLSL's fma() may be unfused in Vulkan, and on lavapipe it is (1-ulp differences in y).
+//
+// A workgroup takes RPW rows: its invocations decode the RPW x G blocks (block j -> row j / G, group j % G) into
+// shared memory, then invocation r < RPW chains row r. RPW x G x 8 bytes of shared memory (the host picks RPW to fit).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+shared float s_sumi[RPW * MAXG];
+shared float s_dw[RPW * MAXG];
+
+void main()
+{
+    const uint G = PC.G, first = PC.row0 + gl_WorkGroupID.x * RPW;
+    const uint rows = min(RPW, PC.N - min(first, PC.N));
+    for (uint j = gl_LocalInvocationID.x; j < rows * G; j += gl_WorkGroupSize.x) {
+        const uint r = j / G, g = j % G, base = ((first + r) * G + g) * 7u;
+        int isum[4] = int[4](0, 0, 0, 0);
+        for (uint w = 0u; w < 128u; w++) {
+            const int t = ptq_trit(base, w);
+            isum[w >> 5] += t * act_q8(g * 128u + w);
+        }
+        precise float sumi = 0.0;
+        for (uint k = 0u; k < 4u; k++)
+            sumi = fma_f32(SCALE[g * 4u + k], float(isum[k]), sumi);
+        s_sumi[r * G + g] = sumi;
+        s_dw[r * G + g] = ptq_scale(base);
+    }
+    barrier();
+    const uint r = gl_LocalInvocationID.x;
+    if (r < rows) {
+        precise float sumf = 0.0;
+        for (uint g = 0u; g < G; g++)
+            sumf = fma_f32(s_dw[r * G + g], s_sumi[r * G + g], sumf);
+        Y[first + r] = sumf;
+    }
+}

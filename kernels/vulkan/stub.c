@@ -1,0 +1,25 @@
+/* The Vulkan entry points of a build without Vulkan (no loader, headers or glslangValidator, or HSDR_VULKAN=OFF):
+ * the variants stay in the registry and say why they cannot run. */
+#include <stdio.h>
+
+#include "vk.h"
+
+static const char reason[] = "built without Vulkan (libvulkan-dev and glslang-tools not found, or HSDR_VULKAN=OFF)";
+
+const char *hsdr_vulkan_unavailable(void)
+{
+    return reason;
+}
+
+int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    (void)v, (void)io;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
+
+/* never called: the variants are unavailable */
+const hsdr_device_ops hsdr_vulkan_production_ops = {0};
+const hsdr_device_ops hsdr_vulkan_direct_ops = {0};
+const hsdr_device_ops hsdr_vulkan_stateset_ops = {0};
+const hsdr_device_ops hsdr_vulkan_q1516_ops = {0};

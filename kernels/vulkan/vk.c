@@ -1,0 +1,893 @@
+/* The Vulkan host (kernels/vulkan/vulkan.h): one device context (instance, device, compute queue, command buffer,
+ * timestamp queries), storage buffers, one compute pipeline per run with specialization constants, the device ops of
+ * kernel.h, the checking interface, the streaming-read ceiling and a whole token in one command buffer. Every Vulkan
+ * call is checked; a failure names the call and its VkResult. */
+#include "vk.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vulkan/vulkan.h>
+
+#include "fp16.h"
+#include "lns8.h"
+#include "q8.h"
+
+/* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
+#include "direct_spv.h"
+#include "production_spv.h"
+#include "q1516_spv.h"
+#include "read_spv.h"
+#include "stateset_spv.h"
+
+#define BLOCK_BYTES 28 /* PTQ1_0 bytes per 128 weights */
+enum { N_BINDINGS = 7, B_W = 0, B_ACT = 1, B_SCALE = 2, B_Y = 3, B_A = 4, B_QG = 5, B_QR = 6 };
+enum { FLAG_A = 1, FLAG_Q = 2 };
+
+/* Every Vulkan call: on failure, "call (file:line): VkResult n" into err and jump to the caller's `fail`. */
+#define VK(call)                                                                                                    \
+    do {                                                                                                           \
+        VkResult r_ = (call);                                                                                      \
+        if (r_ != VK_SUCCESS) {                                                                                    \
+            snprintf(err, errlen, "%s (%s:%d): VkResult %d", #call, __FILE__, __LINE__, (int)r_);                  \
+            goto fail;                                                                                             \
+        }                                                                                                          \
+    } while (0)
+
+/* ---- the device context (created once) ---- */
+
+static struct {
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t family;
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkQueryPool queries;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties mem;
+    uint32_t subgroup, valid_bits;
+    int size_control, full_subgroups;
+    char why[512];     /* empty when usable */
+    char describe[512];
+} ctx;
+static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* one submission at a time */
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+    }
+}
+
+static int type_rank(VkPhysicalDeviceType t)
+{
+    return t == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 0
+           : t == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 1
+           : t == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU    ? 2
+           : t == VK_PHYSICAL_DEVICE_TYPE_CPU            ? 3
+                                                         : 4;
+}
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    for (size_t i = 0; hay[i]; i++) {
+        size_t j = 0;
+        while (needle[j] && hay[i + j] && tolower((unsigned char)hay[i + j]) == tolower((unsigned char)needle[j]))
+            j++;
+        if (!needle[j])
+            return 1;
+    }
+    return 0;
+}
+
+/* The device HSDR_VULKAN_DEVICE names (index or part of the name), else the best by type. */
+static int pick_device(VkPhysicalDevice *devs, uint32_t n, char *err, size_t errlen)
+{
+    const char *want = getenv("HSDR_VULKAN_DEVICE");
+    if (want && *want) {
+        char *end;
+        long idx = strtol(want, &end, 10);
+        if (*end == '\0') {
+            if (idx < 0 || (uint32_t)idx >= n) {
+                snprintf(err, errlen, "HSDR_VULKAN_DEVICE=%s: there are %u Vulkan devices (0..%u)", want, n, n - 1);
+                return -1;
+            }
+            return (int)idx;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(devs[i], &p);
+            if (contains_nocase(p.deviceName, want))
+                return (int)i;
+        }
+        snprintf(err, errlen, "HSDR_VULKAN_DEVICE=%s: no Vulkan device has that in its name", want);
+        return -1;
+    }
+    int best = 0, best_rank = 99;
+    for (uint32_t i = 0; i < n; i++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devs[i], &p);
+        if (type_rank(p.deviceType) < best_rank)
+            best = (int)i, best_rank = type_rank(p.deviceType);
+    }
+    return best;
+}
+
+static void ctx_init(void)
+{
+    char *err = ctx.why;
+    const size_t errlen = sizeof ctx.why;
+    VkPhysicalDevice *devs = NULL;
+    VkQueueFamilyProperties *fams = NULL;
+    uint32_t n = 0;
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "hsdr-bench",
+                             .apiVersion = VK_API_VERSION_1_2};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VK(vkCreateInstance(&ici, NULL, &ctx.instance));
+    VK(vkEnumeratePhysicalDevices(ctx.instance, &n, NULL));
+    if (n == 0) {
+        snprintf(err, errlen, "no Vulkan device (the loader found none: install a driver, e.g. mesa-vulkan-drivers)");
+        goto fail;
+    }
+    devs = calloc(n, sizeof *devs);
+    if (!devs) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    VK(vkEnumeratePhysicalDevices(ctx.instance, &n, devs));
+    const int idx = pick_device(devs, n, err, errlen);
+    if (idx < 0)
+        goto fail;
+    ctx.phys = devs[idx];
+
+    /* properties: subgroups, size control; features: int64, fp64, size control */
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT scp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceSubgroupProperties sgp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                              .pNext = &scp};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sgp};
+    vkGetPhysicalDeviceProperties2(ctx.phys, &p2);
+    ctx.props = p2.properties;
+    ctx.subgroup = sgp.subgroupSize;
+    vkGetPhysicalDeviceMemoryProperties(ctx.phys, &ctx.mem);
+    uint32_t next = 0;
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT scf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &scf};
+    vkGetPhysicalDeviceFeatures2(ctx.phys, &f2);
+    const VkSubgroupFeatureFlags need_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
+                                            VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    if (!f2.features.shaderInt64 || !f2.features.shaderFloat64) {
+        snprintf(err, errlen, "%s lacks shaderInt64 or shaderFloat64", ctx.props.deviceName);
+        goto fail;
+    }
+    if (!(sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sgp.supportedOperations & need_ops) != need_ops ||
+        ctx.subgroup < 4 || ctx.subgroup > 128) {
+        snprintf(err, errlen, "%s lacks subgroup basic/ballot/arithmetic/shuffle in compute shaders (subgroup %u)",
+                 ctx.props.deviceName, ctx.subgroup);
+        goto fail;
+    }
+    /* size control: every subgroup of a pipeline at the device's subgroupSize, and full (the shaders' lanes own
+     * lanes of a group by gl_SubgroupSize) */
+    ctx.size_control = scf.subgroupSizeControl && (scp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                       scp.minSubgroupSize <= ctx.subgroup && ctx.subgroup <= scp.maxSubgroupSize;
+    ctx.full_subgroups = scf.computeFullSubgroups;
+
+    /* a compute queue with timestamps */
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx.phys, &n, NULL);
+    fams = calloc(n, sizeof *fams);
+    if (!fams) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx.phys, &n, fams);
+    ctx.family = UINT32_MAX;
+    for (uint32_t i = 0; i < n && ctx.family == UINT32_MAX; i++)
+        if ((fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && fams[i].timestampValidBits > 0)
+            ctx.family = i, ctx.valid_bits = fams[i].timestampValidBits;
+    if (ctx.family == UINT32_MAX) {
+        snprintf(err, errlen, "%s has no compute queue with timestamps", ctx.props.deviceName);
+        goto fail;
+    }
+    const float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = ctx.family,
+                                   .queueCount = 1, .pQueuePriorities = &prio};
+    VkPhysicalDeviceFeatures feats = {.shaderInt64 = VK_TRUE, .shaderFloat64 = VK_TRUE};
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT scf_on = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
+        .subgroupSizeControl = ctx.size_control ? VK_TRUE : VK_FALSE,
+        .computeFullSubgroups = ctx.full_subgroups ? VK_TRUE : VK_FALSE};
+    const char *ext = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
+    int has_ext = 0;
+    VK(vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, NULL));
+    VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
+    if (!exts) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    if (vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, exts) == VK_SUCCESS)
+        for (uint32_t i = 0; i < next; i++)
+            has_ext |= strcmp(exts[i].extensionName, ext) == 0;
+    free(exts);
+    if (!has_ext && ctx.props.apiVersion < VK_API_VERSION_1_3)
+        ctx.size_control = ctx.full_subgroups = 0, scf_on.subgroupSizeControl = scf_on.computeFullSubgroups = 0;
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = (ctx.size_control || ctx.full_subgroups) ? &scf_on : NULL,
+                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci, .pEnabledFeatures = &feats,
+                              .enabledExtensionCount = has_ext ? 1u : 0u, .ppEnabledExtensionNames = &ext};
+    VK(vkCreateDevice(ctx.phys, &dci, NULL, &ctx.dev));
+    vkGetDeviceQueue(ctx.dev, ctx.family, 0, &ctx.queue);
+    VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = ctx.family};
+    VK(vkCreateCommandPool(ctx.dev, &cpi, NULL, &ctx.pool));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = ctx.pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VK(vkAllocateCommandBuffers(ctx.dev, &cai, &ctx.cmd));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK(vkCreateFence(ctx.dev, &fci, NULL, &ctx.fence));
+    VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    VK(vkCreateQueryPool(ctx.dev, &qpi, NULL, &ctx.queries));
+    /* one descriptor set layout and pipeline layout for every shader: 7 storage buffers, 28 bytes of push constants */
+    VkDescriptorSetLayoutBinding binds[N_BINDINGS];
+    for (int i = 0; i < N_BINDINGS; i++)
+        binds[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
+                                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                  .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dli = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = N_BINDINGS, .pBindings = binds};
+    VK(vkCreateDescriptorSetLayout(ctx.dev, &dli, NULL, &ctx.set_layout));
+    VkPushConstantRange pcr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = 7 * sizeof(uint32_t)};
+    VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
+                                      .pSetLayouts = &ctx.set_layout, .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &pcr};
+    VK(vkCreatePipelineLayout(ctx.dev, &pli, NULL, &ctx.layout));
+    const int cpu = ctx.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    snprintf(ctx.describe, sizeof ctx.describe,
+             "%s (%s%s), Vulkan %u.%u.%u, driver 0x%x, subgroup %u%s, timestamps %u bits x %.3g ns", ctx.props.deviceName,
+             type_name(ctx.props.deviceType), cpu ? ": CPU emulation, times are not GPU performance numbers" : "",
+             VK_API_VERSION_MAJOR(ctx.props.apiVersion), VK_API_VERSION_MINOR(ctx.props.apiVersion),
+             VK_API_VERSION_PATCH(ctx.props.apiVersion), ctx.props.driverVersion, ctx.subgroup,
+             ctx.size_control ? " (required)" : "", ctx.valid_bits, (double)ctx.props.limits.timestampPeriod);
+    free(devs);
+    free(fams);
+    return;
+fail:
+    free(devs);
+    free(fams);
+    if (!ctx.why[0])
+        snprintf(ctx.why, sizeof ctx.why, "Vulkan initialization failed");
+}
+
+const char *hsdr_vulkan_unavailable(void)
+{
+    pthread_once(&ctx_once, ctx_init);
+    return ctx.why[0] ? ctx.why : NULL;
+}
+
+/* ---- buffers ---- */
+
+typedef struct {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    VkDeviceSize size;
+    void *map; /* non-NULL when the memory is host-visible and coherent */
+} vkbuf;
+
+static int find_memory(uint32_t bits, VkMemoryPropertyFlags want)
+{
+    for (uint32_t i = 0; i < ctx.mem.memoryTypeCount; i++)
+        if ((bits & (1u << i)) && (ctx.mem.memoryTypes[i].propertyFlags & want) == want)
+            return (int)i;
+    return -1;
+}
+
+static void buf_free(vkbuf *b)
+{
+    if (b->map)
+        vkUnmapMemory(ctx.dev, b->mem);
+    if (b->buf)
+        vkDestroyBuffer(ctx.dev, b->buf, NULL);
+    if (b->mem)
+        vkFreeMemory(ctx.dev, b->mem, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+/* A storage buffer of `size` bytes: device-local (and mapped when also host-visible), else host memory (staging). */
+static int buf_create(vkbuf *b, VkDeviceSize size, int host, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->size = size < 16 ? 16 : (size + 15) & ~(VkDeviceSize)15;
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = b->size,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                              .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VK(vkCreateBuffer(ctx.dev, &bci, NULL, &b->buf));
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(ctx.dev, b->buf, &req);
+    const VkMemoryPropertyFlags visible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int type = host ? find_memory(req.memoryTypeBits, visible)
+                    : find_memory(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type < 0)
+        type = find_memory(req.memoryTypeBits, host ? 0 : visible);
+    if (type < 0) {
+        snprintf(err, errlen, "no memory type for a %s buffer of %llu bytes", host ? "host" : "device",
+                 (unsigned long long)b->size);
+        goto fail;
+    }
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                                .memoryTypeIndex = (uint32_t)type};
+    VK(vkAllocateMemory(ctx.dev, &mai, NULL, &b->mem));
+    VK(vkBindBufferMemory(ctx.dev, b->buf, b->mem, 0));
+    if ((ctx.mem.memoryTypes[type].propertyFlags & visible) == visible)
+        VK(vkMapMemory(ctx.dev, b->mem, 0, VK_WHOLE_SIZE, 0, &b->map));
+    return 0;
+fail:
+    buf_free(b);
+    return -1;
+}
+
+/* Submit the recorded ctx.cmd and wait for it. */
+static int submit_wait(char *err, size_t errlen)
+{
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &ctx.cmd};
+    VK(vkResetFences(ctx.dev, 1, &ctx.fence));
+    VK(vkQueueSubmit(ctx.queue, 1, &si, ctx.fence));
+    VK(vkWaitForFences(ctx.dev, 1, &ctx.fence, VK_TRUE, UINT64_MAX));
+    return 0;
+fail:
+    return -1;
+}
+
+static int begin(char *err, size_t errlen)
+{
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VK(vkResetCommandBuffer(ctx.cmd, 0));
+    VK(vkBeginCommandBuffer(ctx.cmd, &bi));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Copy between host memory and a buffer (through a staging buffer when it is not mapped). to_device: host -> b. */
+static int buf_copy(vkbuf *b, VkDeviceSize off, void *host, size_t n, int to_device, char *err, size_t errlen)
+{
+    if (n == 0)
+        return 0;
+    if (b->map) {
+        if (to_device)
+            memcpy((char *)b->map + off, host, n);
+        else
+            memcpy(host, (char *)b->map + off, n);
+        return 0;
+    }
+    vkbuf st;
+    if (buf_create(&st, n, 1, err, errlen) != 0)
+        return -1;
+    if (to_device)
+        memcpy(st.map, host, n);
+    int rc = -1;
+    if (begin(err, errlen) != 0)
+        goto out;
+    VkBufferCopy region = {.srcOffset = to_device ? 0 : off, .dstOffset = to_device ? off : 0, .size = n};
+    vkCmdCopyBuffer(ctx.cmd, to_device ? st.buf : b->buf, to_device ? b->buf : st.buf, 1, &region);
+    VK(vkEndCommandBuffer(ctx.cmd));
+    if (submit_wait(err, errlen) != 0)
+        goto out;
+    if (!to_device)
+        memcpy(host, st.map, n);
+    rc = 0;
+    goto out;
+fail:
+    rc = -1;
+out:
+    buf_free(&st);
+    return rc;
+}
+
+/* ---- pipelines ---- */
+
+static VkPipeline pipeline_create(const uint32_t *spv, size_t spv_bytes, uint32_t local, uint32_t rpw, uint32_t maxg,
+                                  char *err, size_t errlen)
+{
+    VkShaderModule mod = VK_NULL_HANDLE;
+    VkPipeline pipe = VK_NULL_HANDLE;
+    VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = spv_bytes,
+                                    .pCode = spv};
+    VK(vkCreateShaderModule(ctx.dev, &smi, NULL, &mod));
+    const uint32_t spec[3] = {local, rpw, maxg};
+    const VkSpecializationMapEntry map[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 3, .pMapEntries = map, .dataSize = sizeof spec, .pData = spec};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT req = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
+        .requiredSubgroupSize = ctx.subgroup};
+    VkComputePipelineCreateInfo cpi = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = ctx.size_control ? &req : NULL,
+                  .flags = ctx.full_subgroups && local % ctx.subgroup == 0
+                               ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT
+                               : 0,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main", .pSpecializationInfo = &si},
+        .layout = ctx.layout};
+    VK(vkCreateComputePipelines(ctx.dev, VK_NULL_HANDLE, 1, &cpi, NULL, &pipe));
+fail:
+    if (mod)
+        vkDestroyShaderModule(ctx.dev, mod, NULL);
+    return pipe;
+}
+
+/* ---- the variants' shaders and launch shapes ---- */
+
+typedef struct {
+    const uint32_t *spv;
+    size_t spv_bytes;
+    int lns8;      /* activations: LNS8 codes (else Q8_0 values + scales) */
+    unsigned outs; /* FLAG_A, FLAG_Q: the optional outputs it can write */
+    /* local size and rows per workgroup at K, N, R on this device */
+    void (*shape)(int K, int N, int R, uint32_t *local, uint32_t *rpw);
+} vk_kernel;
+
+/* production: RPW rows of G blocks in shared memory (8 bytes a block), half the device's limit at most */
+static void production_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)N, (void)R;
+    const uint32_t G = (uint32_t)K / 128, limit = ctx.props.limits.maxComputeSharedMemorySize / 2;
+    uint32_t rows = limit / (8 * G);
+    rows = rows < 1 ? 1 : rows > 64 ? 64 : rows;
+    *local = 64 > ctx.subgroup ? 64 : ctx.subgroup;
+    *rpw = rows;
+}
+
+/* one subgroup per row: 4 subgroups a workgroup */
+static void row_per_subgroup_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)K, (void)N, (void)R;
+    *local = 4 * ctx.subgroup;
+    *rpw = 4;
+}
+
+/* state sets: a workgroup of one subgroup takes a tile of R rows */
+static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)K, (void)N;
+    *local = ctx.subgroup;
+    *rpw = R > 0 ? (uint32_t)R : 1u;
+}
+
+static const vk_kernel k_production = {hsdr_spv_production, sizeof hsdr_spv_production, 0, 0, production_shape};
+static const vk_kernel k_direct = {hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A, row_per_subgroup_shape};
+static const vk_kernel k_q1516 = {hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q, row_per_subgroup_shape};
+static const vk_kernel k_stateset = {hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A, stateset_shape};
+
+/* ---- the device ops ---- */
+
+struct hsdr_device_run {
+    const vk_kernel *k;
+    int K, N, R, G, e;
+    int ncopies;
+    vkbuf *w;                    /* ncopies weight copies */
+    vkbuf act, scale, y, A, qg, qr;
+    unsigned flags;              /* outputs written (FLAG_A, FLAG_Q) */
+    VkPipeline pipe;
+    VkDescriptorPool dpool;
+    VkDescriptorSet *sets;       /* one per copy */
+    uint32_t local, rpw;
+};
+
+static void run_destroy(hsdr_device_run *r)
+{
+    if (!r)
+        return;
+    if (ctx.dev)
+        vkDeviceWaitIdle(ctx.dev);
+    for (int i = 0; r->w && i < r->ncopies; i++)
+        buf_free(&r->w[i]);
+    free(r->w);
+    buf_free(&r->act);
+    buf_free(&r->scale);
+    buf_free(&r->y);
+    buf_free(&r->A);
+    buf_free(&r->qg);
+    buf_free(&r->qr);
+    if (r->pipe)
+        vkDestroyPipeline(ctx.dev, r->pipe, NULL);
+    if (r->dpool)
+        vkDestroyDescriptorPool(ctx.dev, r->dpool, NULL);
+    free(r->sets);
+    free(r);
+}
+
+static void vk_destroy(hsdr_device_run *r)
+{
+    run_destroy(r);
+}
+
+/* The run's buffers, pipeline and one descriptor set per weight copy; outs: the optional outputs to allocate. */
+static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W, int ncopies, unsigned outs,
+                      hsdr_device_run **out, char *err, size_t errlen)
+{
+    hsdr_device_run *r = calloc(1, sizeof *r);
+    if (!r || !(r->w = calloc((size_t)ncopies, sizeof *r->w)) || !(r->sets = calloc((size_t)ncopies, sizeof *r->sets))) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    r->k = k, r->K = K, r->N = N, r->R = R, r->G = K / 128, r->ncopies = ncopies, r->flags = outs & k->outs;
+    const size_t wbytes = (size_t)N * r->G * BLOCK_BYTES;
+    for (int c = 0; c < ncopies; c++)
+        if (buf_create(&r->w[c], wbytes, 0, err, errlen) != 0 ||
+            buf_copy(&r->w[c], 0, (void *)W, wbytes, 1, err, errlen) != 0)
+            goto fail;
+    if (buf_create(&r->act, (size_t)K, 0, err, errlen) != 0 ||
+        buf_create(&r->scale, sizeof(float) * (size_t)(K / 32), 0, err, errlen) != 0 ||
+        buf_create(&r->y, sizeof(float) * (size_t)N, 0, err, errlen) != 0 ||
+        buf_create(&r->A, (r->flags & FLAG_A) ? sizeof(int32_t) * 8 * (size_t)N * r->G : 16, 0, err, errlen) != 0 ||
+        buf_create(&r->qg, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N * r->G : 16, 0, err, errlen) != 0 ||
+        buf_create(&r->qr, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N : 16, 0, err, errlen) != 0)
+        goto fail;
+    k->shape(K, N, R, &r->local, &r->rpw);
+    if (!(r->pipe = pipeline_create(k->spv, k->spv_bytes, r->local, r->rpw, (uint32_t)r->G, err, errlen)))
+        goto fail;
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = (uint32_t)(N_BINDINGS * ncopies)};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = (uint32_t)ncopies, .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK(vkCreateDescriptorPool(ctx.dev, &dpi, NULL, &r->dpool));
+    for (int c = 0; c < ncopies; c++) {
+        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                           .descriptorPool = r->dpool, .descriptorSetCount = 1,
+                                           .pSetLayouts = &ctx.set_layout};
+        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &r->sets[c]));
+        const vkbuf *bufs[N_BINDINGS] = {&r->w[c], &r->act, &r->scale, &r->y, &r->A, &r->qg, &r->qr};
+        VkDescriptorBufferInfo info[N_BINDINGS];
+        VkWriteDescriptorSet wr[N_BINDINGS];
+        for (int i = 0; i < N_BINDINGS; i++) {
+            info[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = r->sets[c],
+                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &info[i]};
+        }
+        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    }
+    *out = r;
+    return 0;
+fail:
+    run_destroy(r);
+    return -1;
+}
+
+static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                     hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen)
+{
+    const char *why = hsdr_vulkan_unavailable();
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    pthread_mutex_lock(&ctx_lock);
+    const int rc = run_create((const vk_kernel *)v->device->impl, e->K, e->N, e->R, ptq1_0, ncopies, 0, run, err,
+                              errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    *convert_ns = 0.0;
+    *footprint = (size_t)e->N * (e->K / 128) * BLOCK_BYTES;
+    return rc;
+}
+
+/* Encode x on the host as the kernel reads it and upload it (not timed). */
+static int upload_x(hsdr_device_run *r, const float *x, char *err, size_t errlen)
+{
+    const size_t K = (size_t)r->K;
+    uint8_t *bytes = malloc(K);
+    float *scales = malloc(sizeof(float) * (K / 32));
+    hsdr_block_q8_0 *q = r->k->lns8 ? NULL : malloc(sizeof *q * (K / 32));
+    int rc = -1;
+    if (!bytes || !scales || (!r->k->lns8 && !q)) {
+        snprintf(err, errlen, "out of host memory");
+        goto out;
+    }
+    if (r->k->lns8) {
+        size_t bad = 0;
+        if (hsdr_lns8_auto_prescale(x, K, &r->e, &bad) != 0 || hsdr_lns8_encode(x, K, r->e, bytes, &bad) != 0) {
+            snprintf(err, errlen, "x[%zu] = %g cannot be encoded to LNS8 (NaN, or an infinite absmax)", bad,
+                     (double)x[bad]);
+            goto out;
+        }
+    } else {
+        hsdr_q8_0_quantize_x86(x, K, q); /* the CPU production path's activations */
+        for (size_t b = 0; b < K / 32; b++) {
+            memcpy(bytes + 32 * b, q[b].qs, 32);
+            scales[b] = hsdr_fp16_to_fp32(q[b].d);
+        }
+        if (buf_copy(&r->scale, 0, scales, sizeof(float) * (K / 32), 1, err, errlen) != 0)
+            goto out;
+    }
+    rc = buf_copy(&r->act, 0, bytes, K, 1, err, errlen);
+out:
+    free(bytes);
+    free(scales);
+    free(q);
+    return rc;
+}
+
+/* Record the dispatches of one full matvec of run r on weight copy `copy` into ctx.cmd (in chunks of at most the
+ * device's workgroup count). */
+static void record(hsdr_device_run *r, int copy)
+{
+    vkCmdBindPipeline(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
+    vkCmdBindDescriptorSets(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
+    const uint32_t groups = ((uint32_t)r->N + r->rpw - 1) / r->rpw, cap = ctx.props.limits.maxComputeWorkGroupCount[0];
+    for (uint32_t g0 = 0; g0 < groups; g0 += cap) {
+        const uint32_t pc[7] = {(uint32_t)r->K, (uint32_t)r->N, (uint32_t)r->G, (uint32_t)r->e, r->flags,
+                                (uint32_t)r->R, g0 * r->rpw};
+        vkCmdPushConstants(ctx.cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        vkCmdDispatch(ctx.cmd, groups - g0 < cap ? groups - g0 : cap, 1, 1);
+    }
+}
+
+/* The time between the two timestamps of ctx.queries, in ns. */
+static int elapsed_ns(double *ns, char *err, size_t errlen)
+{
+    uint64_t t[2];
+    VK(vkGetQueryPoolResults(ctx.dev, ctx.queries, 0, 2, sizeof t, t, sizeof t[0],
+                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    const uint64_t mask = ctx.valid_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << ctx.valid_bits) - 1;
+    *ns = (double)((t[1] - t[0]) & mask) * (double)ctx.props.limits.timestampPeriod;
+    return 0;
+fail:
+    return -1;
+}
+
+static void barrier(void)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(ctx.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                         0, NULL, 0, NULL);
+}
+
+/* Timestamps around the dispatches of runs[0..n) (a barrier between consecutive ones: a token's GEMVs are
+ * dependent), submitted and waited for. */
+static int timed(hsdr_device_run **runs, int n, const int *copies, double *ns, char *err, size_t errlen)
+{
+    if (begin(err, errlen) != 0)
+        return -1;
+    vkCmdResetQueryPool(ctx.cmd, ctx.queries, 0, 2);
+    vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx.queries, 0);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            barrier();
+        record(runs[i], copies ? copies[i] : 0);
+    }
+    vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx.queries, 1);
+    VK(vkEndCommandBuffer(ctx.cmd));
+    if (submit_wait(err, errlen) != 0)
+        return -1;
+    return elapsed_ns(ns, err, errlen);
+fail:
+    return -1;
+}
+
+static int vk_time(hsdr_device_run *r, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
+                   char *err, size_t errlen)
+{
+    (void)skip, (void)twice; /* nothing is ablatable: the encode runs on the host; the dispatch is one stage */
+    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) {
+        snprintf(err, errlen, "stage %s has no separate Vulkan dispatch", hsdr_stage_name((hsdr_stage)stage));
+        return -1;
+    }
+    pthread_mutex_lock(&ctx_lock);
+    int rc = upload_x(r, x, err, errlen);
+    if (rc == 0)
+        rc = timed(&r, 1, &copy, ns, err, errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+static int vk_output(hsdr_device_run *r, float *y, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&ctx_lock);
+    const int rc = buf_copy(&r->y, 0, y, sizeof(float) * (size_t)r->N, 0, err, errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+static size_t vk_l2_bytes(void)
+{
+    /* Vulkan does not report a last-level cache: HSDR_VULKAN_L2_BYTES, else 64 MiB (above an H200's 60 MiB L2) */
+    const char *s = getenv("HSDR_VULKAN_L2_BYTES");
+    const long long v = s ? atoll(s) : 0;
+    return v > 0 ? (size_t)v : (size_t)64 << 20;
+}
+
+static const char *vk_describe(void)
+{
+    return hsdr_vulkan_unavailable() ? "Vulkan (unavailable)" : ctx.describe;
+}
+
+static int vk_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen)
+{
+    enum { REPS = 30 };
+    const char *why = hsdr_vulkan_unavailable();
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    const size_t n16 = bytes / 16;
+    const int copies = cold ? (int)(3 * vk_l2_bytes() / (bytes ? bytes : 1) + 2) : 1;
+    double t[REPS];
+    int rc = -1;
+    pthread_mutex_lock(&ctx_lock);
+    vkbuf *src = calloc((size_t)copies, sizeof *src), sink = {0};
+    VkPipeline pipe = VK_NULL_HANDLE;
+    VkDescriptorPool dpool = VK_NULL_HANDLE;
+    VkDescriptorSet *sets = calloc((size_t)copies, sizeof *sets);
+    if (!src || !sets) {
+        snprintf(err, errlen, "out of host memory");
+        goto out;
+    }
+    for (int c = 0; c < copies; c++)
+        if (buf_create(&src[c], n16 * 16, 0, err, errlen) != 0)
+            goto out;
+    if (buf_create(&sink, 16, 0, err, errlen) != 0 ||
+        !(pipe = pipeline_create(hsdr_spv_read, sizeof hsdr_spv_read, 256, 1, 1, err, errlen)))
+        goto out;
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = (uint32_t)(N_BINDINGS * copies)};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = (uint32_t)copies, .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK(vkCreateDescriptorPool(ctx.dev, &dpi, NULL, &dpool));
+    for (int c = 0; c < copies; c++) {
+        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                           .descriptorPool = dpool, .descriptorSetCount = 1,
+                                           .pSetLayouts = &ctx.set_layout};
+        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &sets[c]));
+        VkDescriptorBufferInfo info[N_BINDINGS];
+        VkWriteDescriptorSet wr[N_BINDINGS];
+        for (int i = 0; i < N_BINDINGS; i++) {
+            info[i] = (VkDescriptorBufferInfo){.buffer = i == B_W ? src[c].buf : sink.buf, .range = VK_WHOLE_SIZE};
+            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[c],
+                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &info[i]};
+        }
+        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    }
+    for (int rep = -2; rep < REPS; rep++) { /* two warm-ups */
+        const int c = (rep + 2) % copies;
+        if (begin(err, errlen) != 0)
+            goto out;
+        vkCmdResetQueryPool(ctx.cmd, ctx.queries, 0, 2);
+        vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx.queries, 0);
+        vkCmdBindPipeline(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        vkCmdBindDescriptorSets(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &sets[c], 0, NULL);
+        const uint32_t pc[7] = {(uint32_t)n16, 0, 0, 0, 0, 0, 0};
+        vkCmdPushConstants(ctx.cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        vkCmdDispatch(ctx.cmd, 8 * 132, 1, 1); /* enough workgroups of 256 to fill a large GPU */
+        vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx.queries, 1);
+        VK(vkEndCommandBuffer(ctx.cmd));
+        double ns;
+        if (submit_wait(err, errlen) != 0 || elapsed_ns(&ns, err, errlen) != 0)
+            goto out;
+        if (rep >= 0)
+            t[rep] = ns;
+    }
+    for (int i = 1; i < REPS; i++) /* the median launch */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            const double s = t[j];
+            t[j] = t[j - 1], t[j - 1] = s;
+        }
+    *bytes_per_s = (double)(n16 * 16) / (t[REPS / 2] * 1e-9);
+    rc = 0;
+    goto out;
+fail:
+    rc = -1;
+out:
+    if (ctx.dev)
+        vkDeviceWaitIdle(ctx.dev);
+    for (int c = 0; src && c < copies; c++)
+        buf_free(&src[c]);
+    free(src);
+    free(sets);
+    buf_free(&sink);
+    if (pipe)
+        vkDestroyPipeline(ctx.dev, pipe, NULL);
+    if (dpool)
+        vkDestroyDescriptorPool(ctx.dev, dpool, NULL);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+static int vk_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
+{
+    int rc = 0;
+    pthread_mutex_lock(&ctx_lock);
+    for (int rep = -2; rep < reps && rc == 0; rep++) { /* two warm-ups */
+        double ns;
+        rc = timed(runs, n, NULL, &ns, err, errlen);
+        if (rc == 0 && rep >= 0)
+            samples_ns[rep] = ns;
+    }
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+#define VK_OPS(kernel)                                                                                               \
+    {vk_create, vk_time, vk_output, vk_destroy, vk_l2_bytes, vk_read_bandwidth, vk_describe, vk_token, &(kernel)}
+const hsdr_device_ops hsdr_vulkan_production_ops = VK_OPS(k_production);
+const hsdr_device_ops hsdr_vulkan_direct_ops = VK_OPS(k_direct);
+const hsdr_device_ops hsdr_vulkan_stateset_ops = VK_OPS(k_stateset);
+const hsdr_device_ops hsdr_vulkan_q1516_ops = VK_OPS(k_q1516);
+
+/* ---- the checking interface ---- */
+
+/* Fill the run's outputs with all-ones bits (NaN floats, -1 integers), so that nothing unwritten can pass. */
+static int poison(hsdr_device_run *r, char *err, size_t errlen)
+{
+    if (begin(err, errlen) != 0)
+        return -1;
+    const vkbuf *outs[4] = {&r->y, &r->A, &r->qg, &r->qr};
+    for (int i = 0; i < 4; i++)
+        vkCmdFillBuffer(ctx.cmd, outs[i]->buf, 0, VK_WHOLE_SIZE, 0xffffffffu);
+    VK(vkEndCommandBuffer(ctx.cmd));
+    return submit_wait(err, errlen);
+fail:
+    return -1;
+}
+
+int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
+{
+    const char *why = hsdr_vulkan_unavailable();
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    const vk_kernel *k = (const vk_kernel *)v->device->impl;
+    if ((!io->x && !(k->lns8 && io->codes)) || !io->y_f32) {
+        snprintf(err, errlen, "needs %s and an fp32 y", k->lns8 ? "fp32 activations or LNS8 codes" : "fp32 activations");
+        return -1;
+    }
+    const unsigned outs = (io->A ? FLAG_A : 0u) | (io->q_group && io->q_row ? FLAG_Q : 0u);
+    hsdr_device_run *r = NULL;
+    int rc = -1;
+    pthread_mutex_lock(&ctx_lock);
+    if (run_create(k, io->K, io->N, 1, io->weights, 1, outs, &r, err, errlen) != 0)
+        goto out;
+    if (io->x) {
+        if (upload_x(r, io->x, err, errlen) != 0)
+            goto out;
+    } else { /* pre-encoded codes (group vectors) */
+        r->e = io->prescale_e;
+        if (buf_copy(&r->act, 0, (void *)io->codes, (size_t)io->K, 1, err, errlen) != 0)
+            goto out;
+    }
+    double ns;
+    const size_t G = (size_t)r->G, N = (size_t)io->N;
+    if (poison(r, err, errlen) != 0 || timed(&r, 1, NULL, &ns, err, errlen) != 0 ||
+        buf_copy(&r->y, 0, io->y_f32, sizeof(float) * N, 0, err, errlen) != 0 ||
+        ((r->flags & FLAG_A) && buf_copy(&r->A, 0, io->A, sizeof(int32_t) * 8 * N * G, 0, err, errlen) != 0) ||
+        ((r->flags & FLAG_Q) && (buf_copy(&r->qg, 0, io->q_group, sizeof(int64_t) * N * G, 0, err, errlen) != 0 ||
+                                 buf_copy(&r->qr, 0, io->q_row, sizeof(int64_t) * N, 0, err, errlen) != 0)))
+        goto out;
+    rc = 0;
+out:
+    run_destroy(r);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* The Vulkan backend's C entry points, called from the registry (kernels/registry.c). Built from kernels/vulkan/vk.c
+ * and the GLSL compute shaders beside it (compiled to SPIR-V by glslangValidator and checked by spirv-val at build
+ * time) when CMake finds the Vulkan loader, its headers and glslangValidator; otherwise kernels/vulkan/stub.c provides
+ * the same functions and every Vulkan variant reports why it cannot run.
+ *
+ * Device: HSDR_VULKAN_DEVICE = an index into the loader's list or a part of the device name (case-insensitive);
+ * default: the first discrete GPU, else integrated, else virtual, else CPU (mesa lavapipe). The activations are
+ * encoded on the host (Q8_0 by the x86 production quantizer, LNS8 with the automatic pre-scale) and uploaded untimed:
+ * a Vulkan row times the mat-vec dispatches only, by timestamps (vkCmdWriteTimestamp x timestampPeriod, masked to
+ * timestampValidBits). On a CPU device (lavapipe) times are not GPU performance numbers: the context says so. */
+#ifndef HSDR_VK_H
+#define HSDR_VK_H
+#include <stddef.h>
+
+#include "../kernel.h"
+
+/* NULL when a Vulkan device can run the shaders (int64, fp64, subgroup basic/ballot/arithmetic/shuffle in compute,
+ * timestamps on a compute queue), else why not. */
+const char *hsdr_vulkan_unavailable(void);
+
+/* The checking interface of every Vulkan variant: its own timed path (encode and upload, the dispatches, outputs
+ * back), so the code checked against the vectors is the code that is timed. */
+int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
+/* vulkan.production: PTQ1_0 x Q8_0, y bit-identical to the CPU production path (fused). */
+extern const hsdr_device_ops hsdr_vulkan_production_ops;
+/* vulkan.direct: direct 8-phase A[8] per group, phase sums by subgroupAdd; exact A, fp64 group sums. */
+extern const hsdr_device_ops hsdr_vulkan_direct_ops;
+/* vulkan.stateset: ballot state sets per tile of R rows and group, subgroupBallotBitCount per row, folded to A[8]. */
+extern const hsdr_device_ops hsdr_vulkan_stateset_ops;
+/* vulkan.q1516: the direct A[8], then Q15.16 per group (int64 S, fp64 materialization) and an int64 row merge. */
+extern const hsdr_device_ops hsdr_vulkan_q1516_ops;
+
+#endif

@@ -1,0 +1,18 @@
+# The Vulkan backend on whatever device the loader gives (mesa lavapipe in CI: correctness only; its times are not
+# GPU performance numbers and the rows' context says so). Only when the build has Vulkan.
+if(HSDR_VULKAN_ON)
+  # every vector, every Vulkan variant (integers exact, production y bit for bit)
+  cli_test(check_vulkan 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend vulkan ${VEC})
+  # the timed path validates before it times, also with state sets shared by R > 1 rows and more rows than one
+  # dispatch's workgroups hold together
+  cli_test(run_vulkan 0 "cases in .*: [1-9][0-9]* ok, 0 failed validation, 0 errors"
+    -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --out ${CMAKE_CURRENT_BINARY_DIR}/run-out/vulkan --quiet --stages none
+    --set variants=backend:vulkan --set K=256,1024 --set N=100 --set R=1,8 --set threads=1 --set mode=hot
+    --set extra=none)
+  cli_test(vulkan_bad_device 1 "HSDR_VULKAN_DEVICE=nosuchgpu: no Vulkan device has that in its name"
+    "none of the selected variants can run here"
+    -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_DEVICE=nosuchgpu $<TARGET_FILE:hsdr> check --backend vulkan
+    ${VEC}/spec-examples.json)
+  set_tests_properties(cli.check_vulkan cli.run_vulkan cli.vulkan_bad_device PROPERTIES LABELS "cli;vulkan"
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-vulkan.supp")
+endif()
