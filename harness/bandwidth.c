@@ -563,7 +563,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nusage: hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] "
-                    "[--backend cpu|cuda] [--json]\n");
+                    "[--backend cpu|cuda|vulkan] [--json]\n");
     return HSDR_EXIT_USAGE;
 }
 
@@ -584,8 +584,9 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
         return HSDR_EXIT_FAIL;
     }
     if (!json)
-        printf("%s streaming read (16-byte loads, CUDA events; cold: rotating over more than 3x the L2 of %zu MiB), "
-               "median of 30 launches\n%-14s", v->device->describe(), v->device->l2_bytes() >> 20, "bytes");
+        printf("%s streaming read (16-byte loads, timed by the device's clock; cold: rotating over more than 3x the "
+               "L2 of %zu MiB), median of 30 launches\n%-14s", v->device->describe(), v->device->l2_bytes() >> 20,
+               "bytes");
     for (int m = 0; m < nmodes && !json; m++)
         printf(" %12s", hsdr_mode_name(modes[m]));
     if (!json)

@@ -10,12 +10,25 @@
 # tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
 # GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the production kernels' matrix rows, their
 # bonsai2-27b profile and their Nsight Compute pass only (a few minutes).
+#
+# Vulkan: the same binary's Vulkan variants run beside CUDA when a Vulkan driver answers (`hsdr check --backend
+# vulkan` is their gate). A machine without the loader's packages (the lent H200) gets them from .gl/*.deb, downloaded
+# here once (kernels/vulkan/README.md says how) and carried; the NVIDIA ICD is named when the loader cannot find it.
 set -u
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
 out=${OUT:-results/gpu-latest}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! ldconfig -p 2>/dev/null | grep -q libGLdispatch && ls .gl/*.deb >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+nv=/usr/local/nvidia/share
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nv/vulkan/icd.d/nvidia_icd.json" ]; then
+    export VK_DRIVER_FILES="$nv/vulkan/icd.d/nvidia_icd.json"
+    export __EGL_VENDOR_LIBRARY_FILENAMES="$nv/glvnd/egl_vendor.d/10_nvidia.json"
+fi
 hsdr=$dir/hsdr
 status=0
 log=$out/gpu-bench.log
@@ -74,6 +87,15 @@ if [ "$quick" = 1 ] && gate; then
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 elif gate; then
+    # the Vulkan variants join every timed step when their check passes
+    backends=backend:cuda profiled='cuda.*' qualities='ref.exact,cuda.*'
+    if step vulkan-check "$hsdr" check --backend vulkan vectors/; then
+        backends=backend:cuda,backend:vulkan profiled='cuda.*,vulkan.*'
+        qualities='ref.exact,cuda.*,vulkan.production,vulkan.direct,vulkan.q1516'
+        step vulkan-bandwidth "$hsdr" bandwidth --backend vulkan
+    else
+        echo "== vulkan: no Vulkan device, or its check failed: the Vulkan variants are not timed" | tee -a "$log"
+    fi
     if command -v compute-sanitizer >/dev/null 2>&1; then
         step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
             vectors/matvec.json
@@ -83,17 +105,17 @@ elif gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
     # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
     # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2)
-    step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants=backend:cuda \
+    step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants="$backends" \
         --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set threads=1 --set distribution=bonsai \
         --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
-            --variants 'cuda.*' --json "$out/profile-${m%%:*}.json"
+            --variants "$profiled" --json "$out/profile-${m%%:*}.json"
     done
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
-    step quality "$hsdr" quality --variants 'ref.exact,cuda.*' --json "$out/quality.json"
+    step quality "$hsdr" quality --variants "$qualities" --json "$out/quality.json"
     nsight cuda.production cuda.production_cols cuda.direct_mma
     sass
 else
