@@ -195,8 +195,8 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec, .uses_R = true,
      .depth = {D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20, D(SCALE) = 4}, .device = &hsdr_vulkan_stateset_ops},
     {.name = "vulkan.q1516", .backend = "vulkan", .family = "q1516",
-     .summary = "Q15.16 hybrid on vulkan.direct's exact A[8]: S = sum A[p] C31[p] (shaderInt64), Q_g materialized in "
-                "fp64 per group, int64 merge over the groups",
+     .summary = "Q15.16 hybrid on vulkan.direct's exact A[8]: S = sum A[p] C31[p] in 64 bits as two 32-bit words (no "
+                "shaderInt64), Q_g materialized in fp64 per group, exact 64-bit merge over the groups",
      .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(REDUCE), .precision = 32,
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4, D(MATERIALIZE) = 3},

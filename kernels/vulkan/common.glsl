@@ -7,13 +7,12 @@
 //   2  SCALE  production: the fp32 value of each Q8_0 block's fp16 scale (K / 32 floats)
 //   3  Y      y, N floats
 //   4  AOUT   A[8] per (row, group): N * G * 8 ints, written when (PC.flags & FLAG_A) != 0
-//   5  QG     Q15.16 per (row, group), N * G int64 (q1516 only, when (PC.flags & FLAG_Q) != 0)
-//   6  QR     Q15.16 per row, N int64 (q1516 only, same flag)
+//   5  QG     Q15.16 per (row, group), N * G int64 as (low, high) word pairs (q1516 only, when PC.flags & FLAG_Q)
+//   6  QR     Q15.16 per row, N int64 likewise (q1516 only, same flag)
 // Push constants: K, N, G = K / 128, e (LNS8 pre-scale), flags, R (rows that share one built activation tile),
 // row0 (first row of this dispatch).
 // Specialization constants: 0 = local_size_x (a multiple of the subgroup size), 1 = rows per workgroup (RPW), 2 = the
 // group count G of the pipeline (MAXG, for shared-memory sizes).
-#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_KHR_shader_subgroup_basic : require
 
 layout(local_size_x_id = 0) in;
@@ -25,8 +24,8 @@ layout(std430, binding = 1) readonly buffer Activations { uint ACT[]; };
 layout(std430, binding = 2) readonly buffer Scales { float SCALE[]; };
 layout(std430, binding = 3) writeonly buffer Output { float Y[]; };
 layout(std430, binding = 4) writeonly buffer Phases { int AOUT[]; };
-layout(std430, binding = 5) writeonly buffer GroupQ { int64_t QG[]; };
-layout(std430, binding = 6) writeonly buffer RowQ { int64_t QR[]; };
+layout(std430, binding = 5) writeonly buffer GroupQ { uvec2 QG[]; };
+layout(std430, binding = 6) writeonly buffer RowQ { uvec2 QR[]; };
 
 layout(push_constant) uniform Push {
     uint K, N, G;
@@ -79,8 +78,59 @@ uint act_code(uint i)
 const double LNS8_CP[8] = double[8](0.84089641525371454303LF, 0.91700404320467123175LF, 1.0LF,
                                     1.09050773266525765921LF, 1.18920711500272106672LF, 1.29683955465100966593LF,
                                     1.41421356237309504880LF, 1.54221082540794082361LF);
-const int64_t LNS8_C31[8] = int64_t[8](1805811301l, 1969251188l, 2147483648l, 2341847524l, 2553802834l, 2784941738l,
-                                       3037000500l, 3311872529l);
+const uint LNS8_C31[8] = uint[8](1805811301u, 1969251188u, 2147483648u, 2341847524u, 2553802834u, 2784941738u,
+                                 3037000500u, 3311872529u);
+
+// ---- 64-bit integers as (low, high) word pairs, two's complement: the Q15.16 path needs no shaderInt64 (and
+// the H200's driver, 580.159.04, gave wrong Q from the same computation in int64_t while lavapipe was right) ----
+
+uvec2 i64_add(uvec2 a, uvec2 b)
+{
+    uint carry;
+    const uint lo = uaddCarry(a.x, b.x, carry);
+    return uvec2(lo, a.y + b.y + carry);
+}
+
+// a (signed, |a| < 2^31) times c (unsigned)
+uvec2 i64_mul(int a, uint c)
+{
+    uint hi, lo;
+    umulExtended(uint(abs(a)), c, hi, lo);
+    if (a < 0) { // negate: ~v + 1
+        uint carry;
+        lo = uaddCarry(~lo, 1u, carry);
+        hi = ~hi + carry;
+    }
+    return uvec2(lo, hi);
+}
+
+// The nearest double to the integer v (one rounding, as an int64 -> fp64 conversion).
+double i64_to_double(uvec2 v)
+{
+    precise double r = double(int(v.y)) * 4294967296.0LF + double(v.x);
+    return r;
+}
+
+// An integer-valued double below 2^62 in magnitude as a word pair.
+uvec2 i64_from_double(double r)
+{
+    const double hi = floor(r / 4294967296.0LF); // exact: division by a power of two, floor of a double
+    return uvec2(uint(r - hi * 4294967296.0LF), uint(int(hi)));
+}
+
+// 2^k as a double, exactly (-1022 <= k <= 1023).
+double pow2(int k)
+{
+    return packDouble2x32(uvec2(0u, uint(1023 + k) << 20));
+}
+
+// Round to the nearest integer, ties to even (|x| < 2^52 moves; larger values are integers already).
+double round_even(double x)
+{
+    const double M = 6755399441055744.0LF; // 1.5 * 2^52
+    precise double r = abs(x) < 4503599627370496.0LF ? (x + M) - M : x;
+    return r;
+}
 
 // The signed contribution s t 2^q of a lane with code c and trit t to A[c & 7] (0 for k = 0 or t = 0: spec section 3).
 int lns8_term(uint c, int t)
@@ -98,7 +148,7 @@ double lns8_group(int A[8], float d, int e)
     double s = 0.0LF;
     for (int p = 0; p < 8; p++)
         s += double(A[p]) * LNS8_CP[p];
-    return s * double(d) * ldexp(1.0LF, e - 9);
+    return s * double(d) * pow2(e - 9);
 }
 
 // fma(a, b, c) rounded once to fp32, on any device. GLSL's fma() is not required to be fused in Vulkan (its

@@ -4,8 +4,8 @@
 // of every 128-lane group and keeps eight phase partials (s t 2^q of its lanes, by phase k & 7); subgroupAdd of each
 // partial gives the exact A[p] (any subgroup size: 8 on lavapipe, 32 on NVIDIA, 64 on AMD). The first lane then
 //   direct: adds G_g = 2^e (d_g / 512) sum_p A[p] c_p to the row in fp64, y = that sum rounded to fp32;
-//   q1516:  S = sum_p A[p] C31[p] (int64), Q_g = rint(S d_g 2^(e + 16 - 31 - 9)) in fp64 (spec section 6), the row
-//           = sum_g Q_g in int64 (exact), y = row * 2^-16.
+//   q1516:  S = sum_p A[p] C31[p] (64-bit, as two 32-bit words: no shaderInt64 needed), Q_g = rint(S d_g
+//           2^(e + 16 - 31 - 9)) in fp64 (spec section 6), the row = sum_g Q_g (64-bit, exact), y = row * 2^-16.
 // A workgroup has RPW = local_size_x / S subgroups and takes RPW rows.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -18,7 +18,7 @@ void main()
         return;
     const uint G = PC.G, S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
 #ifdef Q1516
-    int64_t qrow = 0l;
+    uvec2 qrow = uvec2(0u); // int64 as (low, high) words (common.glsl)
 #else
     double yrow = 0.0LF;
 #endif
@@ -38,13 +38,14 @@ void main()
                     AOUT[(row * G + g) * 8u + uint(p)] = A[p];
             const float d = ptq_scale(base);
 #ifdef Q1516
-            int64_t s = 0l;
+            uvec2 s = uvec2(0u);
             for (int p = 0; p < 8; p++)
-                s += int64_t(A[p]) * LNS8_C31[p];
-            const int64_t q = int64_t(roundEven(ldexp(double(s) * double(d), PC.e + 16 - 31 - 9)));
+                s = i64_add(s, i64_mul(A[p], LNS8_C31[p])); // exact: |S| <= 2^54
+            precise double x = i64_to_double(s) * double(d);   // as the reference: fp64(S) * d, one rounding
+            const uvec2 q = i64_from_double(round_even(x * pow2(PC.e + 16 - 31 - 9)));
             if ((PC.flags & FLAG_Q) != 0u)
                 QG[row * G + g] = q;
-            qrow += q;
+            qrow = i64_add(qrow, q);
 #else
             yrow += lns8_group(A, d, PC.e);
 #endif
@@ -54,7 +55,7 @@ void main()
 #ifdef Q1516
         if ((PC.flags & FLAG_Q) != 0u)
             QR[row] = qrow;
-        Y[row] = float(double(qrow) * ldexp(1.0LF, -16));
+        Y[row] = float(i64_to_double(qrow) * pow2(-16));
 #else
         Y[row] = float(yrow);
 #endif

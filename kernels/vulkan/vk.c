@@ -171,8 +171,8 @@ static void ctx_init(void)
     vkGetPhysicalDeviceFeatures2(ctx.phys, &f2);
     const VkSubgroupFeatureFlags need_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
                                             VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-    if (!f2.features.shaderInt64 || !f2.features.shaderFloat64) {
-        snprintf(err, errlen, "%s lacks shaderInt64 or shaderFloat64", ctx.props.deviceName);
+    if (!f2.features.shaderFloat64) { /* 64-bit integers are word pairs in the shaders: no shaderInt64 needed */
+        snprintf(err, errlen, "%s lacks shaderFloat64", ctx.props.deviceName);
         goto fail;
     }
     if (!(sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sgp.supportedOperations & need_ops) != need_ops ||
@@ -206,7 +206,7 @@ static void ctx_init(void)
     const float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = ctx.family,
                                    .queueCount = 1, .pQueuePriorities = &prio};
-    VkPhysicalDeviceFeatures feats = {.shaderInt64 = VK_TRUE, .shaderFloat64 = VK_TRUE};
+    VkPhysicalDeviceFeatures feats = {.shaderFloat64 = VK_TRUE};
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT scf_on = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
         .subgroupSizeControl = ctx.size_control ? VK_TRUE : VK_FALSE,

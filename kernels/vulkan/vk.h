@@ -14,8 +14,8 @@
 
 #include "../kernel.h"
 
-/* NULL when a Vulkan device can run the shaders (int64, fp64, subgroup basic/ballot/arithmetic/shuffle in compute,
- * timestamps on a compute queue), else why not. */
+/* NULL when a Vulkan device can run the shaders (fp64, subgroup basic/ballot/arithmetic/shuffle in compute,
+ * timestamps on a compute queue; 64-bit integers are 32-bit word pairs, so shaderInt64 is not needed), else why not. */
 const char *hsdr_vulkan_unavailable(void);
 
 /* The checking interface of every Vulkan variant: its own timed path (encode and upload, the dispatches, outputs
@@ -28,7 +28,8 @@ extern const hsdr_device_ops hsdr_vulkan_production_ops;
 extern const hsdr_device_ops hsdr_vulkan_direct_ops;
 /* vulkan.stateset: ballot state sets per tile of R rows and group, subgroupBallotBitCount per row, folded to A[8]. */
 extern const hsdr_device_ops hsdr_vulkan_stateset_ops;
-/* vulkan.q1516: the direct A[8], then Q15.16 per group (int64 S, fp64 materialization) and an int64 row merge. */
+/* vulkan.q1516: the direct A[8], then Q15.16 per group (64-bit S as two 32-bit words, fp64 materialization) and a
+ * 64-bit row merge. */
 extern const hsdr_device_ops hsdr_vulkan_q1516_ops;
 
 #endif
