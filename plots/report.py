@@ -407,12 +407,12 @@ def quality_finals(ds):
     for p in paths:
         fin = p["final"]
         ratio = times(fin["nmse_mean"] / prod["final"]["nmse_mean"]) if prod and prod["final"]["nmse_mean"] else "-"
-        rows.append((p["name"], p.get("activations") or "-", sig(fin["nmse_mean"]), ratio, sig(fin["kl_mean"]),
-                     sig(fin.get("kl_max")), pct(fin["top1_agreement"], 3)))
+        rows.append((p["name"], p.get("variant") or "-", p.get("activations") or "-", sig(fin["nmse_mean"]), ratio,
+                     sig(fin["kl_mean"]), sig(fin.get("kl_max")), pct(fin["top1_agreement"], 3)))
     return (f"{synthetic_label(ds)}, final logits against the exact-activation path (not a trained model; the "
             f"network is described under the synthetic-accuracy figure):\n\n"
-            + table(("path", "activations", "NMSE", "x production", "KL mean (nats)", "KL max", "top-1 agreement"),
-                    rows))
+            + table(("path", "variant", "activations", "NMSE", "x production", "KL mean (nats)", "KL max",
+                     "top-1 agreement"), rows))
 
 
 def best_per_family(ds):
@@ -441,6 +441,30 @@ def best_per_family(ds):
                      "GB/s", "% of ceiling"), rows))
 
 
+def per_backend(ds):
+    """Every variant of every backend against that backend's production variant (the same configurations)."""
+    title = "## Every variant against its backend's production\n\n"
+    f, why = focus_or_missing(ds)
+    if not f:
+        return title + why
+    rows = []
+    for backend in q.unique(r["backend"] for r in f.rows):
+        mine = [r for r in f.rows if r["backend"] == backend]
+        for v in q.unique(r["variant"] for r in mine):
+            its = [r for r in mine if r["variant"] == v]
+            ratios = [r.get("ratio_to_production") for r in its if r.get("ratio_to_production") is not None]
+            prods = q.unique(r["production_variant"] for r in its if r.get("production_variant"))
+            rows.append((backend, v, its[0]["family"], times(q.geomean(ratios)) if ratios else "-",
+                         span(ratios, times) if ratios else "-", ", ".join(prods) or "-",
+                         times(q.geomean([q.over_floor(r) for r in its])),
+                         span([r["pct_of_ceiling"] for r in its], lambda x: sig(x, 2))))
+    return (title + f"At the {f.label}: each variant's time over its backend's production variant (< 1: faster; "
+                    f"geometric mean and range over the configurations, every measured R for state sets), its time "
+                    f"over the bytes floor and its % of the read ceiling measured on the same device.\n\n"
+            + table(("backend", "variant", "family", "x its production (geomean)", "range", "production",
+                     "x floor (geomean)", "% of ceiling"), rows))
+
+
 def inputs_section(ds):
     have = [("results.jsonl", f"{len(ds.rows)} cases"),
             ("breakeven.json", f"{len(ds.breakeven)} fits" if ds.breakeven is not None else None),
@@ -466,5 +490,5 @@ def render(ds, status, fig_dir, report_path):
     sections = [header(ds), context_section(ds), inputs_section(ds), failures_section(ds),
                 figures_section(status, fig_dir, report_path, ds),
                 answers_intro(ds), answer_breakeven(ds), answer_dominant(ds), answer_floor(ds), answer_q1516(ds),
-                answer_lns8_cost(ds), best_per_family(ds)]
+                answer_lns8_cost(ds), best_per_family(ds), per_backend(ds)]
     return "\n\n".join(s for s in sections if s) + "\n"
