@@ -415,6 +415,16 @@ def quality_finals(ds):
                      "top-1 agreement"), rows))
 
 
+def variant_stats(its):
+    """One variant's rows -> (x production geomean, its range, production variants, x floor geomean, GB/s range,
+    % of ceiling range), as table cells."""
+    ratios = [r.get("ratio_to_production") for r in its if r.get("ratio_to_production") is not None]
+    return (times(q.geomean(ratios)) if ratios else "-", span(ratios, times) if ratios else "-",
+            ", ".join(q.unique(r["production_variant"] for r in its if r.get("production_variant"))) or "-",
+            times(q.geomean([q.over_floor(r) for r in its])), span([r["gb_per_s"] for r in its]),
+            span([r["pct_of_ceiling"] for r in its], lambda x: sig(x, 2)))
+
+
 def best_per_family(ds):
     title = "## Best variant per family\n\n"
     f, why = focus_or_missing(ds)
@@ -426,12 +436,8 @@ def best_per_family(ds):
         mine = [r for r in f.rows if r["family"] == fam]
         best = min(q.unique(r["variant"] for r in mine),
                    key=lambda v: q.geomean([q.over_floor(r) for r in mine if r["variant"] == v]) or float("inf"))
-        its = [r for r in mine if r["variant"] == best]
-        ratios = [r.get("ratio_to_production") for r in its]
-        rows.append((fam, best, times(q.geomean(ratios)), span(ratios, times),
-                     ", ".join(q.unique(r["production_variant"] for r in its if r.get("production_variant"))) or "-",
-                     times(q.geomean([q.over_floor(r) for r in its])), span([r["gb_per_s"] for r in its]),
-                     span([r["pct_of_ceiling"] for r in its], lambda x: sig(x, 2))))
+        ratio, ratios, prods, floor, gbs, ceiling = variant_stats([r for r in mine if r["variant"] == best])
+        rows.append((fam, best, ratio, ratios, prods, floor, gbs, ceiling))
     n = len(f.configs)
     return (title + f"At the {f.label}: {n} configuration{'s' if n > 1 else ''} "
                     f"({'; '.join(c.label() for c in f.configs)}). Best = the variant of the family closest to the "
@@ -452,12 +458,8 @@ def per_backend(ds):
         mine = [r for r in f.rows if r["backend"] == backend]
         for v in q.unique(r["variant"] for r in mine):
             its = [r for r in mine if r["variant"] == v]
-            ratios = [r.get("ratio_to_production") for r in its if r.get("ratio_to_production") is not None]
-            prods = q.unique(r["production_variant"] for r in its if r.get("production_variant"))
-            rows.append((backend, v, its[0]["family"], times(q.geomean(ratios)) if ratios else "-",
-                         span(ratios, times) if ratios else "-", ", ".join(prods) or "-",
-                         times(q.geomean([q.over_floor(r) for r in its])),
-                         span([r["pct_of_ceiling"] for r in its], lambda x: sig(x, 2))))
+            ratio, ratios, prods, floor, _, ceiling = variant_stats(its)
+            rows.append((backend, v, its[0]["family"], ratio, ratios, prods, floor, ceiling))
     return (title + f"At the {f.label}: each variant's time over its backend's production variant (< 1: faster; "
                     f"geometric mean and range over the configurations, every measured R for state sets), its time "
                     f"over the bytes floor and its % of the read ceiling measured on the same device.\n\n"

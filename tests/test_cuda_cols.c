@@ -14,18 +14,8 @@
 #include "ptq1_0.h"
 #include "q8.h"
 #include "rng.h"
+#include "random_ptq1_0.h"
 #include "testing.h"
-
-static void random_weights(hsdr_rng *r, uint8_t *W, size_t blocks)
-{
-    for (size_t g = 0; g < blocks; g++) {
-        int8_t t[HSDR_QK];
-        for (int i = 0; i < HSDR_QK; i++)
-            t[i] = (int8_t)hsdr_rng_below(r, 3) - 1;
-        float d = (float)ldexp(1.0 + hsdr_rng_uniform(r), (int)hsdr_rng_below(r, 12) - 10);
-        hsdr_ptq1_0_pack(t, hsdr_fp32_to_fp16(d), W + g * HSDR_PTQ1_0_BYTES);
-    }
-}
 
 int main(void)
 {
@@ -50,7 +40,7 @@ int main(void)
             fprintf(stderr, "test_cuda_cols: out of memory\n");
             return 1;
         }
-        random_weights(&rng, W, (size_t)N * G);
+        random_ptq1_0_blocks(&rng, W, (size_t)N * G);
         for (int c = 0; c < ncols; c++) {
             const double scale = hsdr_rng_below(&rng, 9) == 0 ? 0.0 : ldexp(1.0, (int)hsdr_rng_below(&rng, 16) - 8);
             for (int k = 0; k < K; k++)

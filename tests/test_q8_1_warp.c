@@ -12,20 +12,10 @@
 #include "ptq1_0.h"
 #include "q8.h"
 #include "rng.h"
+#include "random_ptq1_0.h"
 #include "testing.h"
 
 enum { KMAX = 8192, NMAX = 24 };
-
-static void random_row(hsdr_rng *r, uint8_t *W, int G)
-{
-    for (int g = 0; g < G; g++) {
-        int8_t t[HSDR_QK];
-        for (int i = 0; i < HSDR_QK; i++)
-            t[i] = (int8_t)hsdr_rng_below(r, 3) - 1;
-        float d = (float)ldexp(1.0 + hsdr_rng_uniform(r), (int)hsdr_rng_below(r, 12) - 10);
-        hsdr_ptq1_0_pack(t, hsdr_fp32_to_fp16(d), W + (size_t)g * HSDR_PTQ1_0_BYTES);
-    }
-}
 
 int main(void)
 {
@@ -41,7 +31,7 @@ int main(void)
         const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? lanes : KMAX / HSDR_QK), K = G * HSDR_QK;
         const int N = 1 + (int)hsdr_rng_below(&rng, NMAX);
         for (int r = 0; r < N; r++)
-            random_row(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, G);
+            random_ptq1_0_blocks(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, (size_t)G);
         const double scale = ldexp(1.0, (int)hsdr_rng_below(&rng, 16) - 8);
         for (int k = 0; k < K; k++)
             x[k] = (float)(hsdr_rng_gaussian(&rng) * scale);

@@ -99,6 +99,22 @@ static __device__ __forceinline__ void load_block(const uint8_t *wrow, int b, in
         wd[j] = b < G ? __ldcs(blk + j) : 0u;
 }
 
+/* The raw digits {0, 1, 2} of a block's two qh bytes (word 6's low half; digit n of qh[h] is weight 120 + 2n + h)
+ * by the x3 recurrence, as the two dp4a operands of weights 120..123 (*h0) and 124..127 (*h1), in weight order. */
+static __device__ __forceinline__ void qh_digits(uint32_t w6, int *h0, int *h1)
+{
+    uint32_t even = w6 & 0xffu, odd = (w6 >> 8) & 0xffu;
+    int dig[4];
+#pragma unroll
+    for (int n = 0; n < 4; n++) {
+        even *= 3u, odd *= 3u;
+        dig[n] = (int)(((even >> 8) & 3u) | (odd & 0x300u)); /* bytes: qh0 digit n, qh1 digit n */
+        even &= 0xffu, odd &= 0xffu;
+    }
+    *h0 = dig[0] | dig[1] << 16;
+    *h1 = dig[2] | dig[3] << 16;
+}
+
 /* The shared device ops (device.cu); a variant's hsdr_device_ops = these + .impl = its hsdr_cu_kernels. */
 extern "C" {
 int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,

@@ -92,17 +92,11 @@ __device__ __forceinline__ float block_dot(const uint32_t wd[7], const int8_t *a
 #pragma unroll
     for (int j = 0; j < 2; j++)
         qs_word(wd[4 + j], 80 + 4 * j, 8, a, isum);
-    /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h), then the fp16 scale */
-    uint32_t even = wd[6] & 0xffu, odd = (wd[6] >> 8) & 0xffu;
-    int dig[4];
-#pragma unroll
-    for (int n = 0; n < 4; n++) {
-        even *= 3u, odd *= 3u;
-        dig[n] = (int)(((even >> 8) & 3u) | (odd & 0x300u)); /* bytes: qh0 digit n, qh1 digit n */
-        even &= 0xffu, odd &= 0xffu;
-    }
-    isum[3] = __dp4a(dig[0] | dig[1] << 16, act4(a, 120), isum[3]);
-    isum[3] = __dp4a(dig[2] | dig[3] << 16, act4(a, 124), isum[3]);
+    /* qh[0..1] (raw digits), then the fp16 scale */
+    int h0, h1;
+    qh_digits(wd[6], &h0, &h1);
+    isum[3] = __dp4a(h0, act4(a, 120), isum[3]);
+    isum[3] = __dp4a(h1, act4(a, 124), isum[3]);
     float acc = 0.0f;
 #pragma unroll
     for (int k = 0; k < 4; k++)

@@ -113,16 +113,9 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
         for (int j = 0; j < 6; j++)
             prev[j] = g[j];
     }
-    /* qh[0..1] (4 digits each: digit n of qh[h] is weight 120 + 2n + h): raw digits by the x3 recurrence */
-    uint32_t e = wd[6] & 0xffu, o = (wd[6] >> 8) & 0xffu;
-    int dig[4];
-#pragma unroll
-    for (int n = 0; n < 4; n++) {
-        e *= 3u, o *= 3u;
-        dig[n] = (int)(((e >> 8) & 3u) | (o & 0x300u)); /* bytes: qh0 digit n, qh1 digit n */
-        e &= 0xffu, o &= 0xffu;
-    }
-    const int h0 = dig[0] | dig[1] << 16, h1 = dig[2] | dig[3] << 16;
+    /* qh[0..1]: raw digits */
+    int h0, h1;
+    qh_digits(wd[6], &h0, &h1);
     const float dw = __half2float(__ushort_as_half((unsigned short)(wd[6] >> 16)));
 #pragma unroll
     for (int c = 0; c < NC; c++) {
