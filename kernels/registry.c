@@ -9,6 +9,7 @@
 #include "cuda/cuda.h"
 #include "vulkan/vk.h"
 #include "kernel.h"
+#include "metal/metal.h"
 #include "matvec.h"
 #include "reference_timed.h"
 #include "reference_variants.h"
@@ -201,6 +202,39 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4, D(MATERIALIZE) = 3},
      .device = &hsdr_vulkan_q1516_ops},
+    /* ---- Metal (kernels/metal/): on Apple the Metal GPU, timed by the command buffers' GPU times; elsewhere the
+     * same .metal sources run under the CPU shim, checked against the vectors and never timed ---- */
+#ifdef HSDR_METAL_HOST
+#define METAL_WHERE "Metal GPU"
+#else
+#define METAL_WHERE "validated under the CPU shim; not yet compiled or timed on Apple hardware here"
+#endif
+    {.name = "metal.production", .backend = "metal", .family = "production",
+     .summary = "production Metal design (" METAL_WHERE "): a 32-lane simdgroup per row with 4 blocks in flight, 8 "
+                "lanes a block, each lane owning whole bytes; float-pipeline floor-form decode with pre-combined "
+                "activation coefficients; y bit-identical to the CPU production path",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_metal_unavailable, .matvec = hsdr_metal_matvec,
+     .depth = {D(DECODE) = 8, D(REDUCE) = 11, D(SCALE) = 5}, .device = HSDR_METAL_OPS(production)},
+    {.name = "metal.direct", .backend = "metal", .family = "direct",
+     .summary = "simdgroup direct 8-phase (" METAL_WHERE "): lanes own lanes of every group, eight phase partials, "
+                "simd_sum of each to the exact A[8]; fp32 group sums in a float-float row accumulator",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_metal_unavailable, .matvec = hsdr_metal_matvec,
+     .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4}, .device = HSDR_METAL_OPS(direct)},
+    {.name = "metal.stateset", .backend = "metal", .family = "stateset",
+     .summary = "simd_ballot state sets (" METAL_WHERE "): per group and tile of R rows the occupied codes' masks "
+                "built once; per row popcount of the positive and negative products per state, simd_sum to A[8]",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_metal_unavailable, .matvec = hsdr_metal_matvec, .uses_R = true,
+     .depth = {D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20, D(SCALE) = 4}, .device = HSDR_METAL_OPS(stateset)},
+    {.name = "metal.q1516", .backend = "metal", .family = "q1516",
+     .summary = "Q15.16 hybrid (" METAL_WHERE "): the direct A[8], S in 64-bit integers, Q_g rounded exactly from "
+                "|S| m_d 2^k with 128-bit integer arithmetic (no fp64 in Metal), 64-bit row sums",
+     .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(REDUCE), .precision = 32,
+     .unavailable = hsdr_metal_unavailable, .matvec = hsdr_metal_matvec,
+     .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4, D(MATERIALIZE) = 3},
+     .device = HSDR_METAL_OPS(q1516)},
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];

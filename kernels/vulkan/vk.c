@@ -13,9 +13,7 @@
 #include <string.h>
 #include <vulkan/vulkan.h>
 
-#include "fp16.h"
-#include "lns8.h"
-#include "q8.h"
+#include "host_encode.h"
 
 /* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
 #include "direct_spv.h"
@@ -596,33 +594,14 @@ static int upload_x(hsdr_device_run *r, const float *x, char *err, size_t errlen
     const size_t K = (size_t)r->K;
     uint8_t *bytes = malloc(K);
     float *scales = malloc(sizeof(float) * (K / 32));
-    hsdr_block_q8_0 *q = r->k->lns8 ? NULL : malloc(sizeof *q * (K / 32));
     int rc = -1;
-    if (!bytes || !scales || (!r->k->lns8 && !q)) {
+    if (!bytes || !scales)
         snprintf(err, errlen, "out of host memory");
-        goto out;
-    }
-    if (r->k->lns8) {
-        size_t bad = 0;
-        if (hsdr_lns8_auto_prescale(x, K, &r->e, &bad) != 0 || hsdr_lns8_encode(x, K, r->e, bytes, &bad) != 0) {
-            snprintf(err, errlen, "x[%zu] = %g cannot be encoded to LNS8 (NaN, or an infinite absmax)", bad,
-                     (double)x[bad]);
-            goto out;
-        }
-    } else {
-        hsdr_q8_0_quantize_x86(x, K, q); /* the CPU production path's activations */
-        for (size_t b = 0; b < K / 32; b++) {
-            memcpy(bytes + 32 * b, q[b].qs, 32);
-            scales[b] = hsdr_fp16_to_fp32(q[b].d);
-        }
-        if (buf_copy(&r->scale, 0, scales, sizeof(float) * (K / 32), 1, err, errlen) != 0)
-            goto out;
-    }
-    rc = buf_copy(&r->act, 0, bytes, K, 1, err, errlen);
-out:
+    else if (hsdr_encode_activations(x, K, r->k->lns8, bytes, scales, &r->e, err, errlen) == 0 &&
+             (r->k->lns8 || buf_copy(&r->scale, 0, scales, sizeof(float) * (K / 32), 1, err, errlen) == 0))
+        rc = buf_copy(&r->act, 0, bytes, K, 1, err, errlen);
     free(bytes);
     free(scales);
-    free(q);
     return rc;
 }
 

@@ -1,0 +1,15 @@
+# The Metal kernels: on Apple with HSDR_METAL on, on the GPU; elsewhere under the CPU shim, which runs the very same
+# .metal sources on the CPU (correctness only: the shim is never timed).
+cli_test(check_metal 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend metal ${VEC})
+set_tests_properties(cli.check_metal PROPERTIES LABELS "cli;metal")
+if(NOT (APPLE AND HSDR_METAL_ON))
+  # the shim's own collectives and barriers, and its refusal of a divergent collective
+  add_executable(metal_shim_selftest metal_shim_selftest.cpp)
+  target_compile_options(metal_shim_selftest PRIVATE -std=c++17 -Wno-unused-parameter)
+  target_link_libraries(metal_shim_selftest PRIVATE hsdr_ref Threads::Threads)
+  add_test(NAME unit.metal_shim COMMAND metal_shim_selftest)
+  add_test(NAME unit.metal_shim_divergent COMMAND metal_shim_selftest divergent)
+  set_tests_properties(unit.metal_shim unit.metal_shim_divergent PROPERTIES LABELS "unit;metal")
+  set_tests_properties(unit.metal_shim_divergent PROPERTIES
+    PASS_REGULAR_EXPRESSION "simdgroup lanes reached different collectives")
+endif()
