@@ -9,9 +9,9 @@
 // |s| m as a 128-bit value (hi, lo), m < 2^11.
 inline void hsdr_mul_u128(ulong s, uint m, thread ulong &hi, thread ulong &lo)
 {
-    const ulong lo_part = (s & 0xffffffffull) * m, hi_part = (s >> 32) * m; // < 2^43 each
+    const ulong lo_part = (s & ulong(0xffffffffu)) * m, hi_part = (s >> 32) * m; // < 2^43 each
     lo = lo_part + (hi_part << 32);
-    hi = (hi_part >> 32) + (lo < lo_part ? 1ull : 0ull);
+    hi = (hi_part >> 32) + (lo < lo_part ? ulong(1) : ulong(0));
 }
 
 // round((hi, lo) / 2^sh), ties to even, for 0 <= sh < 128 (the result below 2^63 in magnitude for real data).
@@ -22,20 +22,20 @@ inline ulong hsdr_shift_round(ulong hi, ulong lo, uint sh)
     ulong q, rem_hi, rem_lo, half_hi, half_lo;
     if (sh < 64u) {
         q = (lo >> sh) | (hi << (64u - sh));
-        rem_hi = 0ull;
-        rem_lo = lo & ((1ull << sh) - 1ull);
-        half_hi = 0ull;
-        half_lo = 1ull << (sh - 1u);
+        rem_hi = ulong(0);
+        rem_lo = lo & ((ulong(1) << sh) - ulong(1));
+        half_hi = ulong(0);
+        half_lo = ulong(1) << (sh - 1u);
     } else {
         q = sh == 64u ? hi : hi >> (sh - 64u);
-        rem_hi = sh == 64u ? 0ull : hi & ((1ull << (sh - 64u)) - 1ull);
+        rem_hi = sh == 64u ? ulong(0) : hi & ((ulong(1) << (sh - 64u)) - ulong(1));
         rem_lo = lo;
-        half_hi = sh == 64u ? 0ull : 1ull << (sh - 65u);
-        half_lo = sh == 64u ? (1ull << 63) : 0ull;
+        half_hi = sh == 64u ? ulong(0) : ulong(1) << (sh - 65u);
+        half_lo = sh == 64u ? (ulong(1) << 63) : ulong(0);
     }
     const bool above = rem_hi > half_hi || (rem_hi == half_hi && rem_lo > half_lo);
     const bool tie = rem_hi == half_hi && rem_lo == half_lo;
-    return above || (tie && (q & 1ull) != 0ull) ? q + 1ull : q;
+    return above || (tie && (q & ulong(1)) != ulong(0)) ? q + ulong(1) : q;
 }
 
 // Q_g for A[8], the block's fp16 scale bits and the pre-scale e.
@@ -60,7 +60,7 @@ inline long hsdr_q1516_group(thread const int *A, ushort d_bits, int e)
     if (k >= 0)
         q = lo << uint(k); // only for scales far beyond the data's (|d 2^e| >= 2^24)
     else
-        q = -k >= 128 ? 0ull : hsdr_shift_round(hi, lo, uint(-k));
+        q = -k >= 128 ? ulong(0) : hsdr_shift_round(hi, lo, uint(-k));
     return neg ? -long(q) : long(q);
 }
 

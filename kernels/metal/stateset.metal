@@ -64,7 +64,7 @@ kernel void hsdr_stateset(HSDR_METAL_KERNEL_ARGS)
                 int C = 0; // |C| <= 128
                 for (uint j = 0u; j < 4u; j++)
                     C += int(popcount(s_mask[s * 4u + j] & wp[j])) - int(popcount(s_mask[s * 4u + j] & wn[j]));
-                part[s_code[s] & 7u] += C << (s_code[s] >> 3);
+                part[s_code[s] & 7u] += C * (1 << (s_code[s] >> 3)); // C may be negative: no shift of it
             }
             int A[8];
             for (int p = 0; p < 8; p++)
