@@ -9,7 +9,8 @@
  * Kernel interface (kernels/metal/hsdr_metal_common.h, shared by the kernels, the host and the shim): buffers
  * 0 W (PTQ1_0 words), 1 ACT (K bytes: Q8_0 values or LNS8 codes, encoded on the host), 2 SCALE (K/32 floats, production
  * only), 3 Y (N floats), 4 AOUT (N * G * 8 ints, when flags & A), 5 QG (N * G longs) and 6 QR (N longs) when flags & Q,
- * 7 the hsdr_params; threadgroups of HSDR_METAL_THREADS(kernel) threads taking HSDR_METAL_ROWS(kernel, R) rows each. */
+ * 7 the hsdr_params; threadgroups of hsdr_metal_threads(kernel) threads taking hsdr_metal_rows(kernel, R) rows each
+ * (the state-set kernel: R <= HSDR_METAL_MAX_R, which the hosts enforce). */
 #ifndef HSDR_METAL_H
 #define HSDR_METAL_H
 #include <stddef.h>
