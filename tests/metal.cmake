@@ -2,6 +2,11 @@
 # .metal sources on the CPU (correctness only: the shim is never timed).
 cli_test(check_metal 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend metal ${VEC})
 set_tests_properties(cli.check_metal PROPERTIES LABELS "cli;metal")
+# the four kernels on the spec's examples: seconds, so the sanitizer build (which skips the label "metal": the shim's
+# thousands of OS-thread rendezvous are minutes there) still runs every kernel under ASan and UBSan
+cli_test(check_metal_examples 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend metal
+         ${VEC}/spec-examples.json)
+set_tests_properties(cli.check_metal_examples PROPERTIES LABELS "cli;shim")
 if(NOT (APPLE AND HSDR_METAL_ON))
   # the shim's own collectives and barriers, and its refusal of a divergent collective
   add_executable(metal_shim_selftest metal_shim_selftest.cpp)
@@ -9,7 +14,7 @@ if(NOT (APPLE AND HSDR_METAL_ON))
   target_link_libraries(metal_shim_selftest PRIVATE hsdr_ref Threads::Threads)
   add_test(NAME unit.metal_shim COMMAND metal_shim_selftest)
   add_test(NAME unit.metal_shim_divergent COMMAND metal_shim_selftest divergent)
-  set_tests_properties(unit.metal_shim unit.metal_shim_divergent PROPERTIES LABELS "unit;metal")
+  set_tests_properties(unit.metal_shim unit.metal_shim_divergent PROPERTIES LABELS "unit;shim")
   set_tests_properties(unit.metal_shim_divergent PROPERTIES
     PASS_REGULAR_EXPRESSION "simdgroup lanes reached different collectives")
 endif()
