@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +30,8 @@ static const char *const scalar_columns[] = {
     "ratio_to_production", "production_variant", "dominant_stage", "convert.time_ns", "convert.footprint_bytes",
     "convert.gb_per_s", "convert.pct_of_ceiling",
     "occupancy.mean", "occupancy.p5", "occupancy.p95", "critical_path_depth", "error.nmse", "error.max_rel",
-    "error.production_nmse", "error.production_max_rel", "context.commit", "context.cpu_model"};
+    "error.production_nmse", "error.production_max_rel", "context.commit", "context.cpu_model", "partial.done",
+    "partial.total", "partial.interrupted_by"};
 #define N_SCALAR (sizeof scalar_columns / sizeof scalar_columns[0])
 #define N_COLUMNS (N_SCALAR + 2 * (size_t)HSDR_STAGE_COUNT)
 
@@ -422,6 +425,41 @@ static void sync_dir(const char *dir)
     }
 }
 
+/* The temporary files (".BASE.jsonl.PID.N.tmp", ".BASE.csv...", ".BASE.partial.jsonl...") of writers that no longer
+ * run: a process killed inside a write (SIGKILL, a crash, the second signal of an interrupted `hsdr run`) leaves one,
+ * and the next writer of the same base removes it. Files of a live process (another writer now) are left alone. */
+static void remove_stale_tmp(const char *dir, const char *base)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    size_t blen = strlen(base);
+    static const char *const exts[] = {".jsonl.", ".csv.", ".partial.jsonl."};
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name, *rest = name + 1 + blen;
+        if (name[0] != '.' || strncmp(name + 1, base, blen) != 0)
+            continue;
+        size_t e = 0;
+        while (e < 3 && strncmp(rest, exts[e], strlen(exts[e])) != 0)
+            e++;
+        if (e == 3)
+            continue;
+        char *end;
+        errno = 0;
+        long pid = strtol(rest + strlen(exts[e]), &end, 10);
+        if (errno || pid <= 0 || *end != '.')
+            continue;
+        strtoul(end + 1, &end, 10); /* the writer's counter */
+        if (strcmp(end, ".tmp") != 0)
+            continue;
+        if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* ours, or a process that runs (EPERM: another user's) */
+        unlinkat(dirfd(d), name, 0);
+    }
+    closedir(d);
+}
+
 static int check_row(const cJSON *row, size_t i, char *err, size_t errlen)
 {
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(row, "schema");
@@ -480,6 +518,7 @@ int hsdr_results_write(const char *dir, const char *base, cJSON *const *rows, si
         unlink(jsonl.final_path); /* never a JSONL without its CSV mirror */
         goto out;
     }
+    remove_stale_tmp(dir, base);
     sync_dir(dir);
     rc = 0;
 out:
@@ -491,35 +530,92 @@ out:
 /* ---- the progress file ------------------------------------------------------------------------------------------- */
 
 struct hsdr_partial {
-    FILE *f;
+    int fd;
     char *path;
 };
 
 hsdr_partial *hsdr_results_partial_open(const char *dir, const char *base, char *err, size_t errlen)
 {
+    return hsdr_results_partial_reopen(dir, base, NULL, 0, err, errlen);
+}
+
+hsdr_partial *hsdr_results_partial_reopen(const char *dir, const char *base, cJSON *const *keep, size_t nkeep,
+                                          char *err, size_t errlen)
+{
     if (check_base(base, err, errlen) != 0 || make_dirs(dir, err, errlen) != 0)
         return NULL;
+    for (size_t i = 0; i < nkeep; i++)
+        if (check_row(keep[i], i, err, errlen) != 0)
+            return NULL;
     hsdr_partial *p = calloc(1, sizeof *p);
     if (!p || !(p->path = join_path(dir, "", base, ".partial.jsonl"))) {
         free(p);
         hsdr_errorf(err, errlen, "%s: out of memory", dir);
         return NULL;
     }
-    p->f = fopen(p->path, "we");
-    if (!p->f) {
-        hsdr_errorf(err, errlen, "%s: cannot create: %s", p->path, strerror(errno));
-        free(p->path);
-        free(p);
-        return NULL;
+    p->fd = -1;
+    /* The kept rows replace the old file in one rename: a resumed run never appends after a torn last line, and an
+     * interruption while this is written leaves the old file as it was. */
+    atomic_file a = {0};
+    if (atomic_open(&a, dir, base, ".partial.jsonl", err, errlen) != 0)
+        goto fail;
+    for (size_t i = 0; i < nkeep; i++)
+        if (write_json_line(a.f, keep[i]) != 0) {
+            hsdr_errorf(err, errlen, "%s: write failed: %s", a.tmp_path, strerror(errno));
+            atomic_discard(&a);
+            goto fail;
+        }
+    if (atomic_finish(&a, err, errlen) != 0) {
+        atomic_discard(&a);
+        goto fail;
+    }
+    if (rename(a.tmp_path, a.final_path) != 0) {
+        hsdr_errorf(err, errlen, "%s: cannot rename to %s: %s", a.tmp_path, a.final_path, strerror(errno));
+        atomic_discard(&a);
+        goto fail;
+    }
+    atomic_discard(&a);
+    remove_stale_tmp(dir, base);
+    p->fd = open(p->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (p->fd < 0) {
+        hsdr_errorf(err, errlen, "%s: cannot open for appending: %s", p->path, strerror(errno));
+        goto fail;
     }
     return p;
+fail:
+    free(p->path);
+    free(p);
+    return NULL;
 }
 
 int hsdr_results_partial_append(hsdr_partial *p, const cJSON *row)
 {
-    if (!p || !p->f || write_json_line(p->f, row) != 0)
+    if (!p || p->fd < 0)
         return -1;
-    return fflush(p->f) == 0 ? 0 : -1;
+    char *txt = hsdr_results_print(row);
+    if (!txt)
+        return -1;
+    /* The whole line, newline included, in one write(2) where the kernel allows (O_APPEND): a process killed between
+     * rows leaves only whole lines, and one killed inside a write at worst a last line without its newline, which
+     * hsdr_results_read_journal drops. */
+    size_t len = strlen(txt);
+    txt[len] = '\n'; /* hsdr_results_print's NUL: the line is not used as a C string below */
+    const char *s = txt;
+    size_t left = len + 1;
+    int rc = 0;
+    while (left > 0) {
+        ssize_t w = write(p->fd, s, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = -1;
+            break;
+        }
+        s += w;
+        left -= (size_t)w;
+    }
+    free(txt);
+    return rc;
 }
 
 const char *hsdr_results_partial_path(const hsdr_partial *p)
@@ -531,12 +627,34 @@ void hsdr_results_partial_close(hsdr_partial *p, int remove_it)
 {
     if (!p)
         return;
-    if (p->f)
-        fclose(p->f);
+    if (p->fd >= 0)
+        close(p->fd);
     if (remove_it)
         unlink(p->path);
     free(p->path);
     free(p);
+}
+
+const cJSON *hsdr_results_partial_marker(cJSON *const *rows, size_t n, size_t *index)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(rows[i], "partial");
+        if (cJSON_IsObject(m)) {
+            if (index)
+                *index = i;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+void hsdr_results_partial_describe(const cJSON *mark, char *buf, size_t n)
+{
+    const cJSON *done = cJSON_GetObjectItemCaseSensitive(mark, "done");
+    const cJSON *total = cJSON_GetObjectItemCaseSensitive(mark, "total");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(mark, "interrupted_by");
+    snprintf(buf, n, "%.0f of %.0f cases done, interrupted by %s", cJSON_IsNumber(done) ? done->valuedouble : NAN,
+             cJSON_IsNumber(total) ? total->valuedouble : NAN, cJSON_IsString(by) ? by->valuestring : "a signal");
 }
 
 /* ---- reading ----------------------------------------------------------------------------------------------------- */
@@ -558,13 +676,10 @@ static int blank(const char *s, const char *end)
     return 1;
 }
 
-int hsdr_results_read_lines(const char *path, cJSON ***rows_out, size_t **lines_out, size_t *n_out, char *err,
-                            size_t errlen)
+/* Parse the len bytes of text (the contents of path) as JSON Lines rows. */
+static int parse_rows(const char *path, const char *text, size_t len, cJSON ***rows_out, size_t **lines_out,
+                      size_t *n_out, char *err, size_t errlen)
 {
-    size_t len;
-    char *text = hsdr_read_file(path, &len, err, errlen);
-    if (!text)
-        return -1;
     cJSON **rows = NULL;
     size_t *lines = NULL, n = 0, cap = 0, line = 0;
     int rc = -1;
@@ -627,7 +742,6 @@ int hsdr_results_read_lines(const char *path, cJSON ***rows_out, size_t **lines_
     }
     rc = 0;
 out:
-    free(text);
     if (rc != 0) {
         hsdr_results_free(rows, n);
         free(lines);
@@ -640,6 +754,34 @@ out:
     else
         free(lines);
     return 0;
+}
+
+int hsdr_results_read_lines(const char *path, cJSON ***rows, size_t **lines, size_t *n, char *err, size_t errlen)
+{
+    size_t len;
+    char *text = hsdr_read_file(path, &len, err, errlen);
+    if (!text)
+        return -1;
+    int rc = parse_rows(path, text, len, rows, lines, n, err, errlen);
+    free(text);
+    return rc;
+}
+
+int hsdr_results_read_journal(const char *path, cJSON ***rows, size_t **lines, size_t *n, size_t *torn_bytes,
+                              char *err, size_t errlen)
+{
+    size_t len;
+    char *text = hsdr_read_file(path, &len, err, errlen);
+    if (!text)
+        return -1;
+    /* Rows are appended whole, newline last: bytes after the last newline are a row whose writer was killed. */
+    size_t whole = len;
+    while (whole > 0 && text[whole - 1] != '\n')
+        whole--;
+    *torn_bytes = len - whole;
+    int rc = parse_rows(path, text, whole, rows, lines, n, err, errlen);
+    free(text);
+    return rc;
 }
 
 int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen)

@@ -1,6 +1,7 @@
 /* Result files of schema hsdr-results/1 (docs/results-schema.md): DIR/BASE.jsonl (one JSON object per case, one
  * line each) and its CSV mirror DIR/BASE.csv, both written under a temporary name and renamed when complete; a
- * progress file DIR/BASE.partial.jsonl for long runs; and the reader used by `hsdr compare` and `hsdr merge`. */
+ * progress file DIR/BASE.partial.jsonl that `hsdr run --resume` continues from; and the reader used by `hsdr compare`
+ * and `hsdr merge`. */
 #ifndef HSDR_RESULTS_H
 #define HSDR_RESULTS_H
 #include <cjson/cJSON.h>
@@ -11,17 +12,30 @@
 /* Write rows (cJSON objects of schema hsdr-results/1, each with a string "key") to DIR/BASE.jsonl and DIR/BASE.csv:
  * mkdir -p DIR, write each to a temporary name in DIR (".BASE.jsonl.<pid>.<n>.tmp"), fsync, then rename both. Never
  * leaves a half-written file under the final names; on failure the temporary files are removed (only a process killed
- * mid-write can leave a hidden *.tmp). Rows are printed with hsdr_results_print. 0, or -1 with a message in err. */
+ * mid-write can leave a hidden *.tmp, and the next write of BASE in DIR removes those of processes no longer running).
+ * Rows are printed with hsdr_results_print. 0, or -1 with a message in err. */
 int hsdr_results_write(const char *dir, const char *base, cJSON *const *rows, size_t n, char *err, size_t errlen);
 
-/* Progress file for long runs: rows appended (and flushed) to DIR/BASE.partial.jsonl as they complete;
- * hsdr_results_partial_close(p, 1) deletes it once the final write succeeded, hsdr_results_partial_close(p, 0) keeps
- * it (clearly named partial) when the run was interrupted. open: NULL with a message in err; append: 0 or -1. */
+/* Progress file (journal) of `hsdr run`: rows appended to DIR/BASE.partial.jsonl as they complete, each line in one
+ * write(2), so that a run stopped at any point leaves whole rows (and at worst a torn last line without its newline,
+ * which hsdr_results_read_journal drops). hsdr_results_partial_open starts an empty file; hsdr_results_partial_reopen
+ * (a resumed run) replaces it by the keep rows in one rename and appends after them. hsdr_results_partial_close(p, 1)
+ * deletes it once the final write succeeded, hsdr_results_partial_close(p, 0) keeps it (clearly named partial) for
+ * --resume when the run was interrupted. open/reopen: NULL with a message in err; append: 0 or -1. */
 typedef struct hsdr_partial hsdr_partial;
 hsdr_partial *hsdr_results_partial_open(const char *dir, const char *base, char *err, size_t errlen);
+hsdr_partial *hsdr_results_partial_reopen(const char *dir, const char *base, cJSON *const *keep, size_t nkeep,
+                                          char *err, size_t errlen);
 int hsdr_results_partial_append(hsdr_partial *p, const cJSON *row);
 const char *hsdr_results_partial_path(const hsdr_partial *p);
 void hsdr_results_partial_close(hsdr_partial *p, int remove_it); /* p may be NULL */
+
+/* The "partial" object ({"done", "total", "interrupted_by"}) that marks every row of a results file written by an
+ * interrupted run (docs/results-schema.md): the first one among rows (its index in *index when not NULL), or NULL
+ * when the rows carry none (a complete run). */
+const cJSON *hsdr_results_partial_marker(cJSON *const *rows, size_t n, size_t *index);
+/* "7 of 39 cases done, interrupted by SIGINT": a marker in words, for the notes of merge and compare. */
+void hsdr_results_partial_describe(const cJSON *mark, char *buf, size_t n);
 
 /* Read a JSONL results file: every non-empty line must be a JSON object with "schema": "hsdr-results/1" and a
  * string "key"; errors name file:line (and the column for malformed JSON). An empty file gives 0 rows. Caller frees
@@ -29,6 +43,10 @@ void hsdr_results_partial_close(hsdr_partial *p, int remove_it); /* p may be NUL
 int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen);
 /* The same, also giving the 1-based line number of every row in *lines (caller frees; lines may be NULL). */
 int hsdr_results_read_lines(const char *path, cJSON ***rows, size_t **lines, size_t *n, char *err, size_t errlen);
+/* A journal (BASE.partial.jsonl): as hsdr_results_read_lines, except that bytes after the last newline (a row whose
+ * writer was killed) are not read; their count goes to *torn_bytes. */
+int hsdr_results_read_journal(const char *path, cJSON ***rows, size_t **lines, size_t *n, size_t *torn_bytes,
+                              char *err, size_t errlen);
 void hsdr_results_free(cJSON **rows, size_t n);
 
 /* A row (any cJSON value) as one line of JSON, the layout of cJSON_PrintUnformatted but with exact numbers:
@@ -38,11 +56,12 @@ void hsdr_results_free(cJSON **rows, size_t n);
 char *hsdr_results_print(const cJSON *item);
 
 /* The CSV columns, in order: the scalar fields of the schema flattened with '.' (key, variant, ..., time_ns.median,
- * ..., convert.time_ns, occupancy.mean, error.nmse, ..., context.commit, context.cpu_model; the column "error" holds
- * the message of an errored row, whose "error" is a string), then stage_<name>_alone_ns and stage_<name>_ablation_ns
- * for every canonical stage name (hsdr_stage_name). Missing, null or non-scalar values are empty cells; strings are
- * quoted per RFC 4180 when they hold a comma, a quote or a line break; numbers as in hsdr_results_print; booleans
- * true / false. Returns the count; *names (when names is not NULL) points to a static list. */
+ * ..., convert.time_ns, occupancy.mean, error.nmse, ..., context.commit, context.cpu_model, partial.done,
+ * partial.total, partial.interrupted_by; the column "error" holds the message of an errored row, whose "error" is a
+ * string), then stage_<name>_alone_ns and stage_<name>_ablation_ns for every canonical stage name (hsdr_stage_name).
+ * Missing, null or non-scalar values are empty cells; strings are quoted per RFC 4180 when they hold a comma, a quote
+ * or a line break; numbers as in hsdr_results_print; booleans true / false. Returns the count; *names (when names is
+ * not NULL) points to a static list. */
 size_t hsdr_results_csv_columns(const char ***names);
 
 #endif

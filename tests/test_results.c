@@ -1,6 +1,7 @@
 /* Result files: rows of every field type round-trip through hsdr_results_write / hsdr_results_read; the CSV mirror
  * has the documented columns, empty cells for absent values, RFC 4180 quoting and exact numbers; no temporary file is
- * left; the progress file; the reader's errors name file:line. Fresh random rows under a printed seed. */
+ * left; the progress file and the journal of a resumed run; the reader's errors name file:line. Fresh random rows
+ * under a printed seed. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
@@ -600,6 +601,75 @@ static void test_partial(void)
     cJSON_Delete(b);
 }
 
+/* The journal of a resumed run: reopen keeps exactly the given rows (replacing a torn tail), appends follow them; a
+ * torn last line (a writer killed inside a row) is dropped by the journal reader and refused by the strict one. */
+static void test_journal(void)
+{
+    char dir[320], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/journal", tmp_root);
+    cJSON *a = full_row(), *b = failed_row(), *c = quoted_row();
+    hsdr_partial *p = hsdr_results_partial_open(dir, "results", err, sizeof err);
+    CHECK(p && hsdr_results_partial_append(p, a) == 0 && hsdr_results_partial_append(p, b) == 0, "two rows: %s", err);
+    hsdr_results_partial_close(p, 0);
+    const char *path = path_in(dir, "results.partial.jsonl");
+    char *txt = hsdr_results_print(c);
+    FILE *f = fopen(path, "a");
+    CHECK(f && txt && fwrite(txt, 1, strlen(txt) / 2, f) == strlen(txt) / 2, "a torn third row");
+    if (f)
+        fclose(f);
+    cJSON **back = NULL;
+    size_t n = 0, *lines = NULL, torn = 0;
+    CHECK(hsdr_results_read(path, &back, &n, err, sizeof err) == -1 && strstr(err, ":3:"),
+          "the strict reader refuses the torn line 3: '%s'", err);
+    CHECK(hsdr_results_read_journal(path, &back, &lines, &n, &torn, err, sizeof err) == 0 && n == 2 &&
+              torn == strlen(txt) / 2 && lines[1] == 2 && cJSON_Compare(back[0], a, 1) && cJSON_Compare(back[1], b, 1),
+          "the journal reader keeps the 2 whole rows, drops %zu torn bytes: %s", torn, err);
+    /* resume: the two whole rows, then the third appended after them */
+    p = hsdr_results_partial_reopen(dir, "results", back, n, err, sizeof err);
+    CHECK(p != NULL, "reopen: %s", err);
+    hsdr_results_free(back, n);
+    free(lines);
+    CHECK(hsdr_results_partial_append(p, c) == 0, "append after reopen");
+    CHECK(hsdr_results_read(path, &back, &n, err, sizeof err) == 0 && n == 3 && cJSON_Compare(back[0], a, 1) &&
+              cJSON_Compare(back[2], c, 1),
+          "reopened journal: the kept rows, then the new one: %s", err);
+    CHECK(hsdr_results_partial_marker(back, n, NULL) == NULL, "no partial mark on these rows");
+    cJSON_AddObjectToObject(back[1], "partial");
+    size_t at = 99;
+    CHECK(hsdr_results_partial_marker(back, n, &at) != NULL && at == 1, "the mark found on row %zu", at);
+    hsdr_results_free(back, n);
+    hsdr_results_partial_close(p, 1);
+    int tmp_found;
+    CHECK(count_entries(dir, &tmp_found) == 0 && !tmp_found, "nothing left after the completed run");
+    free(txt);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+}
+
+/* A writer killed inside a write leaves its hidden temporary file; the next write of the same base removes the files
+ * of processes that no longer run and leaves those of a running one (pid 1) and of other bases. */
+static void test_stale_tmp(void)
+{
+    char dir[320], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/stale", tmp_root);
+    mkdir(dir, 0777);
+    const char *names[] = {".results.jsonl.2147483646.0.tmp", ".results.csv.2147483646.3.tmp",
+                           ".results.partial.jsonl.2147483646.1.tmp", ".results.jsonl.1.0.tmp",
+                           ".other.jsonl.2147483646.0.tmp"};
+    const int stays[] = {0, 0, 0, 1, 1};
+    for (int i = 0; i < 5; i++) {
+        FILE *f = fopen(path_in(dir, names[i]), "w");
+        CHECK(f && fputs("{\"half\":", f) >= 0 && fclose(f) == 0, "create %s", names[i]);
+    }
+    cJSON *rows[1] = {full_row()};
+    CHECK(hsdr_results_write(dir, "results", rows, 1, err, sizeof err) == 0, "write: %s", err);
+    for (int i = 0; i < 5; i++)
+        CHECK((access(path_in(dir, names[i]), F_OK) == 0) == stays[i], "%s %s", names[i],
+              stays[i] ? "kept (a running process or another base)" : "removed (its writer is gone)");
+    cJSON_Delete(rows[0]);
+}
+
 static void test_read_errors(void)
 {
     char dir[320];
@@ -662,6 +732,8 @@ int main(void)
     test_random_round_trip(&rng);
     test_print(&rng);
     test_partial();
+    test_journal();
+    test_stale_tmp();
     test_read_errors();
     if (!test_failures)
         remove_tree(tmp_root);
