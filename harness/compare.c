@@ -398,6 +398,18 @@ int hsdr_cmd_compare(int argc, char **argv)
     comparison *cmp = NULL;
     if (!loaded_b)
         goto out;
+    /* an interrupted run's missing cases would read as ONLY_IN: say why, on stderr (stdout may be JSON) */
+    for (int side = 0; side < 2; side++) {
+        const results_file *f = side ? &fb : &fa;
+        size_t at;
+        const cJSON *mark = hsdr_results_partial_marker(f->rows, f->n, &at);
+        if (mark) {
+            char what[160];
+            hsdr_results_partial_describe(mark, what, sizeof what);
+            fprintf(stderr, "hsdr compare: note: %s %s:%zu: rows of an interrupted run (%s): its missing cases show "
+                    "as ONLY_IN_%s\n", side ? "B" : "A", f->path, f->lines[at], what, side ? "A" : "B");
+        }
+    }
     cmp = calloc(fa.n + fb.n + 1, sizeof *cmp);
     if (!cmp) {
         fprintf(stderr, "hsdr compare: out of memory\n");

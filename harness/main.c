@@ -1,4 +1,5 @@
-/* hsdr: the command-line entry of hsdr-bench. Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input. */
+/* hsdr: the command-line entry of hsdr-bench. Exit codes: 0 success, 1 a check failed, 2 bad usage or bad input;
+ * `hsdr run` stopped by SIGINT / SIGTERM: 128 + the signal (130, 143). */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -34,9 +35,12 @@ static void usage(FILE *f)
             "\n"
             "commands:\n"
             "  run [MATRIX] [--filter GLOB] [--out DIR] [--shard i/n] [--set AXIS=VALUES]... [--stages both|alone|\n"
-            "      ablation|none] [--dry-run] [--quiet]\n"
+            "      ablation|none] [--resume] [--dry-run] [--quiet]\n"
             "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
-            "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest)\n"
+            "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
+            "        SIGINT/SIGTERM: stop after the current case; DIR/results.jsonl + .csv hold the finished rows,\n"
+            "        each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished in\n"
+            "        DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n"
             "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
             "      [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
             "        every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n"
@@ -62,7 +66,8 @@ static void usage(FILE *f)
             "        occupied LNS8 states per tile and activation quantization error, per distribution\n"
             "  help | --version\n"
             "\n"
-            "exit status: 0 success, 1 a check failed, 2 bad usage or malformed input\n");
+            "exit status: 0 success, 1 a check failed, 2 bad usage or malformed input; run stopped by a signal:\n"
+            "128 + its number (130 SIGINT, 143 SIGTERM)\n");
 }
 
 static int has_suffix(const char *s, const char *suf)

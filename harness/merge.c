@@ -88,6 +88,16 @@ int hsdr_cmd_merge(int argc, char **argv)
             goto out;
         }
         total += file_n[f];
+        size_t at;
+        const cJSON *mark = hsdr_results_partial_marker(file_rows[f], file_n[f], &at);
+        if (mark) {
+            char what[160];
+            hsdr_results_partial_describe(mark, what, sizeof what);
+            fprintf(stderr,
+                    "hsdr merge: note: %s:%zu: rows of an interrupted run (%s): they keep their \"partial\" mark "
+                    "(complete that run with `hsdr run ... --resume`, then merge again)\n",
+                    inputs[f], file_lines[f][at], what);
+        }
     }
     all = malloc((total ? total : 1) * sizeof *all);
     kept = malloc((total ? total : 1) * sizeof *kept);

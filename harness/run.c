@@ -1,10 +1,14 @@
 #include "run.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bandwidth.h"
 #include "case.h"
@@ -26,7 +30,7 @@ typedef struct {
     const char **sets;
     int nsets;
     enum stage_timing stages;
-    int dry_run, quiet;
+    int dry_run, quiet, resume;
 } run_options;
 
 /* ---- thread pools: one per thread count, created on first use, pinned ---- */
@@ -507,6 +511,8 @@ static int parse_args(int argc, char **argv, run_options *o)
             o->dry_run = 1;
         } else if (strcmp(a, "--quiet") == 0) {
             o->quiet = 1;
+        } else if (strcmp(a, "--resume") == 0) {
+            o->resume = 1;
         } else if (a[0] == '-') {
             fprintf(stderr, "hsdr run: unknown or incomplete option '%s'\n", a);
             return -1;
@@ -521,6 +527,346 @@ static int parse_args(int argc, char **argv, run_options *o)
         o->matrix_path = "matrix.yaml";
     return 0;
 }
+
+/* ---- interruption: SIGINT / SIGTERM stop the run at the next case boundary ---- */
+
+/* The first SIGINT or SIGTERM: its number. The loop polls it between cases, so a case is never cut in half and
+ * every row written is whole. */
+static volatile sig_atomic_t stop_signal;
+/* Set once the cases are over: the results files are being written, which takes moments, and a process ended now
+ * would leave the old results.jsonl beside a journal of the new rows. Signals are then ignored. */
+static volatile sig_atomic_t writing_results;
+
+static void on_stop_signal(int sig)
+{
+    if (writing_results)
+        return;
+    if (stop_signal) {
+        /* A second signal: the user will not wait for the current case. The default action ends the process when
+         * the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_signal = sig;
+    static const char msg_int[] = "\nhsdr run: SIGINT: stopping after the current case (a second signal: at once)\n";
+    static const char msg_term[] = "\nhsdr run: SIGTERM: stopping after the current case (a second signal: at once)\n";
+    ssize_t ignored = sig == SIGINT ? write(STDERR_FILENO, msg_int, sizeof msg_int - 1)
+                                    : write(STDERR_FILENO, msg_term, sizeof msg_term - 1);
+    (void)ignored;
+}
+
+typedef struct {
+    struct sigaction old[2];
+    int installed[2];
+} stop_handlers;
+
+static const int stop_signals[2] = {SIGINT, SIGTERM};
+
+static void stop_handlers_install(stop_handlers *h)
+{
+    stop_signal = 0;
+    writing_results = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: a second signal never interrupts the first */
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sa.sa_flags = SA_RESTART; /* file writes and pool waits go on as if nothing happened */
+    for (int i = 0; i < 2; i++) {
+        h->installed[i] = 0;
+        if (sigaction(stop_signals[i], NULL, &h->old[i]) != 0)
+            continue;
+        /* An ignored signal stays ignored: a shell starts background jobs of a script with SIGINT ignored so that
+         * Ctrl-C on the script leaves them running, and nohup-like launchers rely on the same. */
+        if (h->old[i].sa_handler == SIG_IGN)
+            continue;
+        h->installed[i] = sigaction(stop_signals[i], &sa, NULL) == 0;
+    }
+}
+
+static void stop_handlers_restore(stop_handlers *h)
+{
+    for (int i = 0; i < 2; i++)
+        if (h->installed[i])
+            sigaction(stop_signals[i], &h->old[i], NULL);
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* The command line that continues this run: the same arguments, shell-quoted where needed, plus --resume. */
+static void resume_command(int argc, char **argv, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "hsdr run");
+    int has_resume = 0;
+    for (int i = 0; i < argc && len < n; i++) {
+        const char *a = argv[i];
+        has_resume |= strcmp(a, "--resume") == 0;
+        int plain = *a != '\0';
+        for (const char *c = a; *c && plain; c++)
+            plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%", *c) != NULL;
+        if (plain) {
+            len += (size_t)snprintf(buf + len, n - len, " %s", a);
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, n - len, " '");
+        for (const char *c = a; *c && len < n; c++)
+            len += (size_t)snprintf(buf + len, n - len, *c == '\'' ? "'\\''" : "%c", *c);
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, "'");
+    }
+    if (!has_resume && len < n)
+        snprintf(buf + len, n - len, " --resume");
+}
+
+/* ---- the run's context ---- */
+
+static const char *stage_timing_name(enum stage_timing s)
+{
+    return s == STAGES_ALONE ? "alone" : s == STAGES_ABLATION ? "ablation" : s == STAGES_NONE ? "none" : "both";
+}
+
+/* What, besides the case keys and seeds, decides the rows' numbers: --resume refuses rows measured under others. */
+static cJSON *run_settings(const hsdr_matrix *m, const run_options *opt)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "warmup", m->warmup);
+    cJSON_AddNumberToObject(o, "repetitions_min", m->min_reps);
+    cJSON_AddNumberToObject(o, "repetitions_max", m->max_reps);
+    cJSON_AddNumberToObject(o, "noise_target", m->noise_target);
+    cJSON_AddNumberToObject(o, "time_limit_s", m->time_limit_s);
+    cJSON_AddStringToObject(o, "stages", stage_timing_name(opt->stages));
+    return o;
+}
+
+/* What is known only as the run goes on: the ceilings measured and the pinning of the pools made so far. */
+static void add_run_facts(cJSON *context, const pools *p)
+{
+    cJSON_AddItemToObject(context, "ceilings", hsdr_bandwidth_log());
+    int pinned_all = 1;
+    for (int t = 1; t <= 64; t++)
+        if (p->pool[t]) {
+            pinned_all &= hsdr_pool_pinned(p->pool[t]);
+            cJSON_AddStringToObject(context, t == 1 ? "pinning" : "pinning_more", hsdr_pool_pinning(p->pool[t]));
+        }
+    cJSON_AddBoolToObject(context, "threads_pinned", pinned_all);
+}
+
+/* The journal line of a finished row: the row with the context as it stands now, so that a row resumed from the
+ * journal is as self-contained as a row of results.jsonl (its ceiling is in its own context). */
+static int journal_append(const run_state *rs, hsdr_partial *journal, const cJSON *row)
+{
+    cJSON *copy = cJSON_Duplicate(row, 1), *ctx = cJSON_Duplicate(rs->context, 1);
+    int rc = -1;
+    if (copy && ctx) {
+        add_run_facts(ctx, &rs->pools);
+        if (cJSON_ReplaceItemInObjectCaseSensitive(copy, "context", ctx)) {
+            ctx = NULL;
+            rc = hsdr_results_partial_append(journal, copy);
+        }
+    }
+    cJSON_Delete(ctx);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+/* ---- --resume: the rows an interrupted run of the same cases left ---- */
+
+typedef struct {
+    const char *key;
+    size_t index; /* in the expansion */
+} case_key;
+
+static int cmp_case_key(const void *a, const void *b)
+{
+    return strcmp(((const case_key *)a)->key, ((const case_key *)b)->key);
+}
+
+/* Fields a finished run adds from all rows together: recomputed over the merged rows. */
+static void strip_run_fields(cJSON *row)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(row, "partial");
+    cJSON_DeleteItemFromObjectCaseSensitive(row, "ratio_to_production");
+    cJSON_DeleteItemFromObjectCaseSensitive(row, "production_variant");
+}
+
+/* Reads DIR/results.partial.jsonl (the journal: every row finished before the interruption), or without one
+ * DIR/results.jsonl (written by an interrupted run, or a complete one being extended), and files each row under its
+ * case: kept[i] = the row of case i, or NULL. Every row must be a case of this expansion (key) with the same input
+ * seed and settings, once; otherwise nothing is kept, the message names file:line, and -1 is returned. */
+static int load_previous_rows(const hsdr_matrix *m, const run_options *opt, const cJSON *settings, cJSON **kept,
+                              size_t *nkept, char *from, size_t fromlen)
+{
+    char journal[1024], results[1024], err[1200];
+    snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt->out_dir);
+    snprintf(results, sizeof results, "%s/results.jsonl", opt->out_dir);
+    const char *path = access(journal, F_OK) == 0 ? journal : access(results, F_OK) == 0 ? results : NULL;
+    *nkept = 0;
+    from[0] = '\0';
+    if (!path)
+        return 0;
+    snprintf(from, fromlen, "%s", path);
+    cJSON **rows = NULL;
+    size_t *lines = NULL, n = 0, torn = 0;
+    int rc = path == journal ? hsdr_results_read_journal(path, &rows, &lines, &n, &torn, err, sizeof err)
+                             : hsdr_results_read_lines(path, &rows, &lines, &n, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "hsdr run --resume: %s\n", err);
+        return -1;
+    }
+    if (torn)
+        printf("hsdr run --resume: %s: %zu bytes after the last complete row dropped (a row cut off when the run was "
+               "killed)\n", path, torn);
+    case_key *index = malloc((m->ncases ? m->ncases : 1) * sizeof *index);
+    char(*keys)[256] = malloc((m->ncases ? m->ncases : 1) * sizeof *keys);
+    size_t *first_line = calloc(m->ncases ? m->ncases : 1, sizeof *first_line);
+    rc = -1;
+    if (!index || !keys || !first_line) {
+        fprintf(stderr, "hsdr run --resume: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < m->ncases; i++) {
+        hsdr_case_key(&m->cases[i], keys[i], sizeof keys[i]);
+        index[i] = (case_key){keys[i], i};
+    }
+    qsort(index, m->ncases, sizeof *index, cmp_case_key);
+    for (size_t r = 0; r < n; r++) {
+        const char *key = cJSON_GetObjectItemCaseSensitive(rows[r], "key")->valuestring;
+        case_key probe = {key, 0};
+        const case_key *hit = bsearch(&probe, index, m->ncases, sizeof *index, cmp_case_key);
+        if (!hit) {
+            fprintf(stderr,
+                    "hsdr run --resume: %s:%zu: key '%s' is not a case of this run (%s with these --set, --filter and "
+                    "--shard options): the directory holds results of another matrix or other options; resume with "
+                    "the command that started it, or give another --out\n",
+                    path, lines[r], key, m->source);
+            goto out;
+        }
+        size_t c = hit->index;
+        if (first_line[c]) {
+            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s' already at line %zu\n", path, lines[r], key,
+                    first_line[c]);
+            goto out;
+        }
+        first_line[c] = lines[r];
+        const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rows[r], "seed");
+        if (!cJSON_IsNumber(seed)) {
+            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s': field 'seed': missing or not a number\n", path,
+                    lines[r], key);
+            goto out;
+        }
+        if (seed->valuedouble != (double)m->cases[c].seed) { /* 53-bit seeds: exact in a double */
+            fprintf(stderr,
+                    "hsdr run --resume: %s:%zu: key '%s': field 'seed' is %.0f, this run's inputs use seed %llu "
+                    "(another matrix seed): refusing to mix the two runs\n",
+                    path, lines[r], key, seed->valuedouble, (unsigned long long)m->cases[c].seed);
+            goto out;
+        }
+        const cJSON *status = cJSON_GetObjectItemCaseSensitive(rows[r], "status");
+        if (!cJSON_IsString(status) || (strcmp(status->valuestring, "ok") != 0 &&
+                                        strcmp(status->valuestring, "failed") != 0 &&
+                                        strcmp(status->valuestring, "error") != 0)) {
+            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s': field 'status': expected ok, failed or error\n",
+                    path, lines[r], key);
+            goto out;
+        }
+        /* rows written before the settings were recorded carry none: their keys and seeds are all there is */
+        const cJSON *their = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rows[r], "context"),
+                                                               "settings");
+        if (their && !cJSON_Compare(their, settings, 1)) {
+            char *a = hsdr_results_print(their), *b = hsdr_results_print(settings);
+            fprintf(stderr,
+                    "hsdr run --resume: %s:%zu: key '%s': field 'context.settings' is %s, this run's is %s: refusing "
+                    "to mix rows timed under other settings\n",
+                    path, lines[r], key, a ? a : "?", b ? b : "?");
+            free(a);
+            free(b);
+            goto out;
+        }
+    }
+    /* all rows belong here: hand them over, in the order of the expansion */
+    for (size_t r = 0; r < n; r++) {
+        const char *key = cJSON_GetObjectItemCaseSensitive(rows[r], "key")->valuestring;
+        case_key probe = {key, 0};
+        const case_key *hit = bsearch(&probe, index, m->ncases, sizeof *index, cmp_case_key);
+        strip_run_fields(rows[r]);
+        kept[hit->index] = rows[r];
+        rows[r] = NULL;
+        (*nkept)++;
+    }
+    rc = 0;
+out:
+    free(index);
+    free(keys);
+    free(first_line);
+    free(lines);
+    for (size_t r = 0; r < n; r++)
+        cJSON_Delete(rows[r]);
+    free(rows);
+    return rc;
+}
+
+/* ---- writing the results ---- */
+
+static int write_breakeven(const char *out_dir, const cJSON *be)
+{
+    cJSON *bdoc = cJSON_CreateObject();
+    cJSON_AddStringToObject(bdoc, "schema", "hsdr-breakeven/1");
+    cJSON_AddItemReferenceToObject(bdoc, "rows", (cJSON *)be);
+    char *txt = cJSON_Print(bdoc);
+    char path[1024], tmp[1100];
+    snprintf(path, sizeof path, "%s/breakeven.json", out_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int rc = 0;
+    if (!f || !txt || fputs(txt, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "hsdr run: cannot write %s\n", path);
+        rc = -1;
+    }
+    cJSON_free(txt);
+    cJSON_Delete(bdoc);
+    return rc;
+}
+
+/* An interrupted run: results.jsonl + .csv hold the done rows, each marked "partial", so that every reader sees
+ * that cases are missing; breakeven.json is removed (a fit over part of an R sweep is a wrong fit, and an older one
+ * describes other rows); with no row done there is no results file at all (an empty one could carry no mark). */
+static int write_interrupted(const char *out_dir, cJSON **rows, size_t done, size_t total, int sig)
+{
+    char path[1024], err[1024];
+    for (size_t i = 0; i < done; i++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(rows[i], "partial");
+        cJSON *mark = cJSON_AddObjectToObject(rows[i], "partial");
+        cJSON_AddNumberToObject(mark, "done", (double)done);
+        cJSON_AddNumberToObject(mark, "total", (double)total);
+        cJSON_AddStringToObject(mark, "interrupted_by", signal_name(sig));
+    }
+    snprintf(path, sizeof path, "%s/breakeven.json", out_dir);
+    if (unlink(path) != 0 && errno != ENOENT)
+        fprintf(stderr, "hsdr run: warning: cannot remove %s: %s\n", path, strerror(errno));
+    if (done == 0) {
+        const char *names[] = {"results.jsonl", "results.csv"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", out_dir, names[i]);
+            if (unlink(path) != 0 && errno != ENOENT) {
+                fprintf(stderr, "hsdr run: cannot remove %s: %s\n", path, strerror(errno));
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (hsdr_results_write(out_dir, "results", rows, done, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the command ---- */
 
 int hsdr_cmd_run(int argc, char **argv)
 {
@@ -573,12 +919,44 @@ int hsdr_cmd_run(int argc, char **argv)
             printf("  skipped %zu: %s\n", count, m.skipped[i].reason);
         }
     }
+    /* rows[i]: the row of case i, in the order of the expansion; with --resume the kept ones are filled first */
+    cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
+    cJSON *settings = run_settings(&m, &opt);
+    if (!rows || !settings) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        free(rows);
+        cJSON_Delete(settings);
+        hsdr_matrix_free(&m);
+        return HSDR_EXIT_USAGE;
+    }
+    size_t nkept = 0;
+    char kept_from[1024] = "";
+    if (opt.resume) {
+        if (load_previous_rows(&m, &opt, settings, rows, &nkept, kept_from, sizeof kept_from) != 0) {
+            free(rows);
+            cJSON_Delete(settings);
+            hsdr_matrix_free(&m);
+            return HSDR_EXIT_USAGE;
+        }
+        if (!kept_from[0])
+            printf("hsdr run --resume: nothing to resume in %s (no results.partial.jsonl or results.jsonl): running "
+                   "every case\n", opt.out_dir);
+        else
+            printf("hsdr run --resume: %zu of %zu cases already done in %s, %zu to run\n", nkept, m.ncases, kept_from,
+                   m.ncases - nkept);
+    }
     if (opt.dry_run) {
         char key[256];
         for (size_t i = 0; i < m.ncases; i++) {
+            if (rows[i])
+                continue;
             hsdr_case_key(&m.cases[i], key, sizeof key);
             printf("%s\n", key);
         }
+        for (size_t i = 0; i < m.ncases; i++)
+            cJSON_Delete(rows[i]);
+        free(rows);
+        cJSON_Delete(settings);
         hsdr_matrix_free(&m);
         return HSDR_EXIT_OK;
     }
@@ -590,21 +968,48 @@ int hsdr_cmd_run(int argc, char **argv)
     char shard[32];
     snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
     cJSON_AddStringToObject(rs.context, "shard", shard);
-    cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
-    hsdr_partial *partial = hsdr_results_partial_open(opt.out_dir, "results", err, sizeof err);
-    if (!rows || !partial) {
-        fprintf(stderr, "hsdr run: %s\n", rows ? err : "out of memory");
+    cJSON_AddItemToObject(rs.context, "settings", settings);
+    /* The journal. A fresh run starts it empty; a resumed one rewrites it with the kept rows (dropping a torn last
+     * line) and appends after them, so that a second interruption loses nothing either. */
+    cJSON **kept = malloc((nkept ? nkept : 1) * sizeof *kept);
+    hsdr_partial *partial = NULL;
+    if (kept) {
+        size_t k = 0;
+        for (size_t i = 0; i < m.ncases; i++)
+            if (rows[i])
+                kept[k++] = rows[i];
+        if (!opt.resume) {
+            char journal[1100];
+            struct stat st;
+            snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt.out_dir);
+            if (stat(journal, &st) == 0 && st.st_size > 0)
+                printf("hsdr run: %s: the rows of an interrupted run are discarded (--resume continues such a run)\n",
+                       journal);
+        }
+        partial = hsdr_results_partial_reopen(opt.out_dir, "results", kept, nkept, err, sizeof err);
+        free(kept);
+    }
+    if (!partial) {
+        fprintf(stderr, "hsdr run: %s\n", kept ? err : "out of memory");
+        for (size_t i = 0; i < m.ncases; i++)
+            cJSON_Delete(rows[i]);
         free(rows);
         cJSON_Delete(rs.context);
         hsdr_matrix_free(&m);
         return HSDR_EXIT_USAGE;
     }
+    stop_handlers handlers;
+    stop_handlers_install(&handlers);
     hsdr_inputs in = {0};
     int have_inputs = 0;
     char input_err[512] = "";
-    size_t failed = 0, errors = 0;
+    size_t done = nkept;
     double t_start = hsdr_now_ns();
     for (size_t i = 0; i < m.ncases; i++) {
+        if (stop_signal)
+            break; /* the case boundary: every row so far is whole and in the journal */
+        if (rows[i])
+            continue; /* done before the interruption (--resume) */
         const hsdr_case *c = &m.cases[i];
         char key[256], line[768];
         hsdr_case_key(c, key, sizeof key);
@@ -630,56 +1035,72 @@ int hsdr_cmd_run(int argc, char **argv)
             row = run_case(&rs, c, &in, key, line, sizeof line);
         }
         cJSON_AddItemReferenceToObject(row, "context", rs.context);
-        const char *status = jstr(row, "status");
-        failed += strcmp(status, "failed") == 0;
-        errors += strcmp(status, "error") == 0;
         rows[i] = row;
-        if (hsdr_results_partial_append(partial, row) != 0)
-            fprintf(stderr, "hsdr run: warning: could not append to the partial results file\n");
+        done++;
+        if (journal_append(&rs, partial, row) != 0)
+            fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n", hsdr_results_partial_path(partial),
+                    strerror(errno));
         if (!opt.quiet)
             printf("[%zu/%zu %.0fs] %s: %s\n", i + 1, m.ncases, (hsdr_now_ns() - t_start) / 1e9, key, line);
         fflush(stdout);
     }
+    writing_results = 1;
     if (have_inputs)
         hsdr_inputs_free(&in);
-    add_ratios(rows, m.ncases);
-    cJSON *be = breakeven(rows, m.ncases);
-    /* the measured ceilings go into the context (shared by reference by every row) */
-    cJSON_AddItemToObject(rs.context, "ceilings", hsdr_bandwidth_log());
-    int pinned_all = 1;
-    for (int t = 1; t <= 64; t++)
-        if (rs.pools.pool[t]) {
-            pinned_all &= hsdr_pool_pinned(rs.pools.pool[t]);
-            cJSON_AddStringToObject(rs.context, t == 1 ? "pinning" : "pinning_more", hsdr_pool_pinning(rs.pools.pool[t]));
-        }
-    cJSON_AddBoolToObject(rs.context, "threads_pinned", pinned_all);
+    /* A signal after the last case changes nothing: the run is complete. */
+    int interrupted = done < m.ncases ? stop_signal : 0;
+    /* from here on rows[0..done) are the done rows in the order of the expansion */
+    size_t k = 0;
+    for (size_t i = 0; i < m.ncases; i++)
+        if (rows[i])
+            rows[k++] = rows[i];
+    size_t failed = 0, errors = 0;
+    for (size_t i = 0; i < done; i++) {
+        const char *status = jstr(rows[i], "status");
+        failed += strcmp(status, "failed") == 0;
+        errors += strcmp(status, "error") == 0;
+    }
+    add_ratios(rows, done);
+    cJSON *be = breakeven(rows, done);
+    /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
+    add_run_facts(rs.context, &rs.pools);
     rc = HSDR_EXIT_OK;
-    if (hsdr_results_write(opt.out_dir, "results", rows, m.ncases, err, sizeof err) != 0) {
-        fprintf(stderr, "hsdr run: %s\n", err);
-        rc = HSDR_EXIT_USAGE;
+    if (interrupted) {
+        int written = write_interrupted(opt.out_dir, rows, done, m.ncases, interrupted) == 0;
+        hsdr_results_partial_close(partial, 0);
+        char cmd[2048];
+        resume_command(argc, argv, cmd, sizeof cmd);
+        printf("\nhsdr run: interrupted by %s after %zu of %zu cases (%zu ok, %zu failed validation, %zu errors)",
+               signal_name(interrupted), done, m.ncases, done - failed - errors, failed, errors);
+        if (!written)
+            printf("; the results could not be written (above)");
+        else if (done)
+            printf("; %s/results.jsonl (+ .csv) holds their rows, each marked \"partial\"", opt.out_dir);
+        else
+            printf("; no case finished, no results file written");
+        printf("\nhsdr run: the remaining %zu cases run with: %s\n", m.ncases - done, cmd);
+        /* as a shell reports a process ended by the signal: 128 + its number (130 SIGINT, 143 SIGTERM) */
+        rc = written ? 128 + interrupted : HSDR_EXIT_USAGE;
     } else {
-        cJSON *bdoc = cJSON_CreateObject();
-        cJSON_AddStringToObject(bdoc, "schema", "hsdr-breakeven/1");
-        cJSON_AddItemReferenceToObject(bdoc, "rows", be);
-        char *txt = cJSON_Print(bdoc);
-        char path[1024], tmp[1100];
-        snprintf(path, sizeof path, "%s/breakeven.json", opt.out_dir);
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
-        if (!f || !txt || fputs(txt, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-            fprintf(stderr, "hsdr run: cannot write %s\n", path);
+        if (hsdr_results_write(opt.out_dir, "results", rows, done, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr run: %s\n", err);
+            rc = HSDR_EXIT_USAGE;
+        } else if (write_breakeven(opt.out_dir, be) != 0) {
             rc = HSDR_EXIT_USAGE;
         }
-        cJSON_free(txt);
-        cJSON_Delete(bdoc);
+        hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);
+        if (!opt.quiet)
+            print_summary(rows, done, be);
+        if (nkept)
+            printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m.ncases, nkept, kept_from,
+                   m.ncases - nkept, (hsdr_now_ns() - t_start) / 1e9);
+        else
+            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - t_start) / 1e9);
+        printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
+               m.ncases - failed - errors, failed, errors, opt.out_dir);
     }
-    hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);
-    if (!opt.quiet)
-        print_summary(rows, m.ncases, be);
-    printf("\nhsdr run: %zu cases in %.1f s: %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl "
-           "(+ .csv, breakeven.json)\n",
-           m.ncases, (hsdr_now_ns() - t_start) / 1e9, m.ncases - failed - errors, failed, errors, opt.out_dir);
-    for (size_t i = 0; i < m.ncases; i++)
+    stop_handlers_restore(&handlers);
+    for (size_t i = 0; i < done; i++)
         cJSON_Delete(rows[i]);
     free(rows);
     cJSON_Delete(be);

@@ -35,6 +35,7 @@ class Dataset:
     profiles: dict = field(default_factory=dict)    # model -> hsdr-profile/1 object
     states: list | None = None                      # states.jsonl lines
     quality: dict | None = None                     # hsdr-quality/1 object
+    partial: dict | None = None                     # the "partial" mark of an interrupted run's rows, else None
 
 
 # ---- field checks ----
@@ -113,7 +114,9 @@ def read_json(path):
 
 ROW_FIELDS = {"key": "str", "variant": "str", "backend": "str", "family": "str", "K": "int", "N": "int", "R": "int",
               "threads": "int", "distribution": "str", "mode": "str", "shape": "str?", "status": "str",
-              "context": "dict?"}
+              "context": "dict?", "partial": "dict?"}
+# the mark on every row of an interrupted run (`hsdr run` stopped by a signal; `--resume` completes it)
+PARTIAL_FIELDS = {"done": "int", "total": "int", "interrupted_by": "str"}
 # fields of a row whose status is ok (timed)
 TIMED_FIELDS = {"weight_bytes": "num", "ceiling_bytes_per_s": "num", "bytes_floor_ns": "num",
                 "time_ns.median": "num", "time_ns.p10": "num", "time_ns.p90": "num", "gb_per_s": "num",
@@ -148,6 +151,8 @@ def load_results(path):
         check(row, ROW_FIELDS, where)
         if row.get("context"):
             check_context(row["context"], where)
+        if row.get("partial"):
+            check(row["partial"], PARTIAL_FIELDS, f"{where}: partial")
         if row["status"] == "ok":
             check(row, TIMED_FIELDS, where)
             for stage, times in (row.get("stages") or {}).items():
@@ -257,6 +262,7 @@ def load_dir(directory):
         raise InputError(f"{results}: missing; produce it with {how_to_make('results.jsonl', directory)}")
     try:
         ds = Dataset(dir=directory, rows=load_results(results))
+        ds.partial = next((r["partial"] for r in ds.rows if r.get("partial")), None)
         ds.breakeven = _optional(os.path.join(directory, "breakeven.json"), load_breakeven)
         ds.states = _optional(os.path.join(directory, "states.jsonl"), load_states)
         ds.quality = _optional(os.path.join(directory, "quality.json"), load_quality)

@@ -72,6 +72,9 @@ def main(argv):
     except load.InputError as e:
         print(f"plots/make_all.py: {e}", file=sys.stderr)
         return 2
+    if ds.partial:
+        print(f"plots/make_all.py: note: {args.dir}/results.jsonl holds an interrupted run ({ds.partial['done']} of "
+              f"{ds.partial['total']} cases); REPORT.md says so", file=sys.stderr)
     for directory in (fig_dir, os.path.dirname(os.path.abspath(report_path))):
         try:
             os.makedirs(directory, exist_ok=True)

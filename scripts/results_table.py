@@ -63,6 +63,10 @@ def main():
     ap.add_argument("--shapes-only", action="store_true", help="only the model-shape cases")
     a = ap.parse_args()
     rows = load(a.results)
+    marked = next((r for r in rows if r.get("partial.done")), None)
+    if marked:  # the rows of an interrupted `hsdr run` (docs/results-schema.md): say that cases are missing
+        print(f"{a.results}: note: an interrupted run ({marked['partial.done']} of {marked['partial.total']} cases, "
+              f"{marked['partial.interrupted_by']}); `hsdr run ... --resume` completes it", file=sys.stderr)
     order = a.variants.split(",") if a.variants else []
     sel = []
     for r in rows:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check_results.py HSDR DIR [--expect-cases N]: validate DIR/results.jsonl (+ .csv, breakeven.json) of `hsdr run`
 against docs/results-schema.md: every row has the schema's fields with the right types, ok rows carry timings
-beside a bytes floor and a measured ceiling, the CSV mirrors the rows, no temporary or partial file is left."""
+beside a bytes floor and a measured ceiling, the CSV mirrors the rows, no row is marked partial and no temporary or
+partial file is left."""
 import csv
 import json
 import math
@@ -46,6 +47,8 @@ def main():
                 fail(f"{r.get('key')}: field {k} missing or not {t.__name__}")
         if r["schema"] != "hsdr-results/1":
             fail("wrong schema")
+        if "partial" in r:
+            fail(f"{r['key']}: a complete run's row carries the mark of an interrupted one: {r['partial']}")
         if r["key"] in keys:
             fail(f"duplicate key {r['key']}")
         keys.add(r["key"])
