@@ -9,6 +9,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "cpu/cpu_features.h"
 __attribute__((target("f16c"))) static uint16_t f16c_convert(float f)
 {
     return (uint16_t)_cvtss_sh(f, 0); /* rounding immediate 0: nearest even */
@@ -62,7 +64,7 @@ int main(void)
     int have_f16c = 0;
 #if defined(__x86_64__)
     __builtin_cpu_init();
-    have_f16c = __builtin_cpu_supports("f16c");
+    have_f16c = hsdr_cpu_has_f16c();
 #endif
     printf("test_fp16: F16C cross-check %s\n", have_f16c ? "on" : "off (CPU lacks F16C)");
     /* structured: every top-20-bit prefix with low bits around the rounding point (13 dropped bits) */

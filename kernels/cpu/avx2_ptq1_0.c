@@ -85,12 +85,14 @@ void hsdr_cpu_avx2_prologue(const hsdr_exec *e)
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_avx2_unavailable(void)
 {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !hsdr_cpu_has_f16c())
         return "needs AVX2, FMA and F16C";
     return NULL;
 }

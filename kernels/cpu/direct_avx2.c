@@ -83,12 +83,14 @@ enum kind { K_DIRECT, K_FLNS, K_Q1516 };
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_direct_unavailable(void)
 {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !hsdr_cpu_has_f16c())
         return "needs AVX2, FMA and F16C";
     return NULL;
 }
@@ -354,16 +356,6 @@ void hsdr_cpu_direct_prologue(const hsdr_exec *e)
 {
     STAGE(e, ENCODE, encode2_stage(e));
     STAGE(e, ROUTE, route2_stage(e));
-}
-
-/* decode: digits t = u - 1 (int8) of 8 rows into D[lane][row] (128 x 8 bytes), compare form on 32 bytes at a time */
-TARGET static inline __m256i tstep(__m256i *v)
-{
-    const __m256i s = _mm256_xor_si256(*v, _mm256_set1_epi8((char)0x80));
-    const __m256i c1 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8((char)(85 ^ 0x80)));
-    const __m256i c2 = _mm256_cmpgt_epi8(s, _mm256_set1_epi8((char)(170 ^ 0x80)));
-    *v = _mm256_add_epi8(_mm256_add_epi8(*v, *v), *v);
-    return _mm256_xor_si256(_mm256_add_epi8(c1, c2), _mm256_set1_epi8(-1)); /* ~(c1 + c2) = u - 1 */
 }
 
 /* digits u = t + 1 of one 16-row column: v = (b 3^n mod 256) << 8 per 16-bit lane; digit n = mulhi(v, 3) */

@@ -33,12 +33,14 @@ void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "cpu_features.h"
 #define TARGET __attribute__((target("ssse3,fma,f16c")))
 
 const char *hsdr_cpu_production_unavailable(void)
 {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("ssse3") || !__builtin_cpu_supports("fma") || !__builtin_cpu_supports("f16c"))
+    if (!__builtin_cpu_supports("ssse3") || !__builtin_cpu_supports("fma") || !hsdr_cpu_has_f16c())
         return "needs SSSE3, FMA and F16C (the production x86 build with FMA fuses the two pinned updates)";
     return NULL;
 }
