@@ -1595,19 +1595,61 @@ static int gen_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err, size_t errlen)
+/* Which variants of the table the variants axis selects (all of them when the axis is not given). */
+static bool *select_variants(const hsdr_matrix_spec *spec)
 {
-    memset(out, 0, sizeof *out);
-    if (spec->K.n == 0 && spec->nshapes == 0 && spec->nextras == 0)
-        return hsdr_errorf(err, errlen, "%s: axes.K: missing: the matrix gives no K values, shapes or extra cases",
-                           spec->source);
-    expander x = {.spec = spec, .logical_cpus = spec->logical_cpus};
     bool *selected = xrealloc(NULL, spec->nreg * sizeof *selected);
     for (size_t v = 0; v < spec->nreg; v++) {
         selected[v] = spec->variants.n == 0;
         for (size_t i = 0; i < spec->variants.n && !selected[v]; i++)
             selected[v] = selector_matches(spec->variants.v[i], &spec->reg[v]);
     }
+    return selected;
+}
+
+/* (variant, R, flns) points of one (configuration, threads, mode): what the inner loops of expand_config visit. */
+static double variant_points(const hsdr_matrix_spec *s, const bool *selected)
+{
+    double points = 0;
+    for (size_t v = 0; v < s->nreg; v++)
+        if (selected[v])
+            points += (double)(s->reg[v].uses_R ? s->R.n : 1) * (double)(s->reg[v].uses_flns ? s->nflns : 1);
+    return points;
+}
+
+static double points_of(const hsdr_matrix_spec *s, const bool *selected)
+{
+    double configs = ((double)s->K.n * (double)s->N.n + (double)s->nshapes) * (double)s->dists.n;
+    return configs * (double)s->threads.n * (double)s->modes.n * variant_points(s, selected) + (double)s->nextras;
+}
+
+double hsdr_matrix_points(const hsdr_matrix_spec *spec)
+{
+    bool *selected = select_variants(spec);
+    double points = points_of(spec, selected);
+    free(selected);
+    return points;
+}
+
+int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (spec->K.n == 0 && spec->nshapes == 0 && spec->nextras == 0)
+        return hsdr_errorf(err, errlen, "%s: axes.K: missing: the matrix gives no K values, shapes or extra cases",
+                           spec->source);
+    bool *selected = select_variants(spec);
+    /* a few kilobytes of axes can cross to billions of points: refuse before allocating any of them */
+    double points = points_of(spec, selected);
+    if (points > HSDR_MATRIX_MAX_POINTS) {
+        hsdr_errorf(err, errlen, "%s: axes: the matrix expands to %.0f cases and skip records, above the limit of %d "
+                    "(K %zu x N %zu values and %zu shapes, x distribution %zu x threads %zu x mode %zu x %.0f "
+                    "variant/R/flns points, + %zu extra): narrow an axis or split the matrix", spec->source, points,
+                    HSDR_MATRIX_MAX_POINTS, spec->K.n, spec->N.n, spec->nshapes, spec->dists.n, spec->threads.n,
+                    spec->modes.n, variant_points(spec, selected), spec->nextras);
+        free(selected);
+        return -1;
+    }
+    expander x = {.spec = spec, .logical_cpus = spec->logical_cpus};
     for (size_t k = 0; k < spec->K.n; k++)
         for (size_t n = 0; n < spec->N.n; n++)
             for (size_t d = 0; d < spec->dists.n; d++)

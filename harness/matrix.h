@@ -91,8 +91,14 @@ typedef struct {
     int shard_index, shard_count; /* 0, 1 unless hsdr_matrix_shard was applied */
 } hsdr_matrix;
 
-/* Expand the spec into cases (see the comment at the top). 0, or -1 with a message (out is then empty). */
+/* Expand the spec into cases (see the comment at the top). 0, or -1 with a message (out is then empty), also when
+ * the spec has more than HSDR_MATRIX_MAX_POINTS points: refused before any is generated, since a matrix of a few
+ * kilobytes can describe billions (a million cases take days to run, so the limit stops only mistakes). */
+#define HSDR_MATRIX_MAX_POINTS 1000000
 int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err, size_t errlen);
+/* Points the expansion generates: cases plus skip records, before duplicates are removed (a double: the product of
+ * the axes need not fit any integer type). */
+double hsdr_matrix_points(const hsdr_matrix_spec *spec);
 /* Keep the cases (and skipped records) whose key matches the glob (fnmatch); a pattern without glob characters
  * (*?[) matches as a substring. */
 void hsdr_matrix_filter(hsdr_matrix *m, const char *pattern);

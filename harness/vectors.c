@@ -5,9 +5,9 @@
 #include "vectors.h"
 
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +39,43 @@ typedef struct {
     size_t nmap;
 } positions;
 
+/* JSON whitespace (RFC 8259). cJSON also skips any other byte up to 0x20 between tokens; the scanner does not, so
+ * such bytes are refused first (first_stray_control) and both walk the same tokens. */
+static bool json_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static void skip_ws(positions *p)
 {
-    while (p->at < p->len && isspace((unsigned char)p->text[p->at]))
+    while (p->at < p->len && json_space(p->text[p->at]))
         p->at++;
+}
+
+/* A UTF-8 byte order mark at the start: cJSON skips it, and so do the scanner and the line:column count. */
+static size_t bom_bytes(const char *text)
+{
+    return text[0] == '\xef' && text[1] == '\xbb' && text[2] == '\xbf' ? 3 : 0;
+}
+
+/* Offset of the first control byte outside a string that is not JSON whitespace, or len. */
+static size_t first_stray_control(const char *text, size_t len)
+{
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c < 0x20 && !json_space((char)c)) {
+            return i;
+        }
+    }
+    return len;
 }
 
 static void skip_string(positions *p)
@@ -107,16 +140,36 @@ static int scan_value(positions *p, int depth)
     return 0;
 }
 
-static void collect_nodes(const cJSON *node, positions *p, size_t *i)
+/* Whether the text at a recorded start can begin a value of node's type: the check that scanner and cJSON walk the
+ * text in step (a value read at the wrong place would be a wrong value, not an error). */
+static bool starts_like(const cJSON *node, char c)
 {
-    if (*i < p->n) {
-        p->map[p->nmap].node = node;
-        p->map[p->nmap].offset = p->starts[*i];
-        p->nmap++;
-    }
+    if (cJSON_IsObject(node))
+        return c == '{';
+    if (cJSON_IsArray(node))
+        return c == '[';
+    if (cJSON_IsString(node))
+        return c == '"';
+    if (cJSON_IsNumber(node))
+        return c == '-' || (c >= '0' && c <= '9');
+    if (cJSON_IsBool(node))
+        return c == 't' || c == 'f';
+    return c == 'n';
+}
+
+/* Pairs the i-th node of cJSON's pre-order with the i-th start; false when they are out of step. */
+static bool collect_nodes(const cJSON *node, positions *p, size_t *i)
+{
+    if (*i >= p->n || !starts_like(node, p->text[p->starts[*i]]))
+        return false;
+    p->map[p->nmap].node = node;
+    p->map[p->nmap].offset = p->starts[*i];
+    p->nmap++;
     (*i)++;
     for (const cJSON *c = node->child; c; c = c->next)
-        collect_nodes(c, p, i);
+        if (!collect_nodes(c, p, i))
+            return false;
+    return true;
 }
 
 static int cmp_pos(const void *a, const void *b)
@@ -143,7 +196,7 @@ static size_t node_offset(const positions *p, const cJSON *node)
 static void offset_line_col(const char *text, size_t off, int *line, int *col)
 {
     int l = 1, c = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
+    for (size_t i = bom_bytes(text); i < off && text[i]; i++) {
         if (text[i] == '\n') {
             l++;
             c = 1;
@@ -701,10 +754,26 @@ int vec_load(const char *path, vec_file *out, char *err, size_t errlen)
     char *text = hsdr_read_file(path, &len, err, errlen);
     if (!text)
         return -1;
-    if (strlen(text) != len) {
-        free(text);
-        return hsdr_errorf(err, errlen, "%s: contains a NUL byte: not a JSON text", path);
+    int rc = vec_load_text(path, text, len, out, err, errlen);
+    free(text);
+    return rc;
+}
+
+int vec_load_text(const char *path, const char *data, size_t len, vec_file *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *nul = memchr(data, '\0', len);
+    if (nul) {
+        int line, col;
+        offset_line_col(data, (size_t)(nul - data), &line, &col);
+        return hsdr_errorf(err, errlen, "%s:%d:%d: contains a NUL byte: not a JSON text", path, line, col);
     }
+    /* the scanner and strtoll read up to a terminating NUL: work on a terminated copy, whatever the caller holds */
+    char *text = malloc(len + 1);
+    if (!text)
+        return hsdr_errorf(err, errlen, "%s: out of memory", path);
+    memcpy(text, data, len);
+    text[len] = '\0';
     cJSON *root = cJSON_ParseWithLength(text, len);
     if (!root) {
         const char *at = cJSON_GetErrorPtr();
@@ -716,14 +785,37 @@ int vec_load(const char *path, vec_file *out, char *err, size_t errlen)
         free(text);
         return -1;
     }
-    ctx c = {.path = path, .pos = {.text = text, .len = len}, .case_index = -1, .err = err, .errlen = errlen};
+    ctx c = {.path = path, .pos = {.text = text, .len = len, .at = bom_bytes(text)}, .case_index = -1, .err = err,
+             .errlen = errlen};
     int rc = -1;
     size_t idx = 0;
-    if (scan_value(&c.pos, 0) != 0 || !(c.pos.map = malloc(sizeof(value_pos) * (c.pos.n + 1)))) {
+    size_t stray = first_stray_control(text, len);
+    if (stray < len) {
+        int line, col;
+        offset_line_col(text, stray, &line, &col);
+        hsdr_errorf(err, errlen, "%s:%d:%d: malformed JSON: control character 0x%02x outside a string", path, line, col,
+                    (unsigned char)text[stray]);
+        goto done;
+    }
+    if (scan_value(&c.pos, 0) != 0) {
+        int line, col;
+        offset_line_col(text, c.pos.at < len ? c.pos.at : len, &line, &col);
+        hsdr_errorf(err, errlen, "%s:%d:%d: loader bug: the position scanner stopped (or ran out of memory)", path,
+                    line, col);
+        goto done;
+    }
+    if (!(c.pos.map = malloc(sizeof(value_pos) * (c.pos.n + 1)))) {
         hsdr_errorf(err, errlen, "%s: out of memory indexing the JSON text", path);
         goto done;
     }
-    collect_nodes(root, &c.pos, &idx);
+    if (!collect_nodes(root, &c.pos, &idx) || idx != c.pos.n) {
+        int line = 1, col = 1;
+        if (idx < c.pos.n)
+            offset_line_col(text, c.pos.starts[idx], &line, &col);
+        hsdr_errorf(err, errlen, "%s:%d:%d: loader bug: value positions out of step with the JSON parser", path, line,
+                    col);
+        goto done;
+    }
     qsort(c.pos.map, c.pos.nmap, sizeof(value_pos), cmp_pos);
 
     if (!cJSON_IsObject(root)) {

@@ -59,6 +59,9 @@ typedef struct {
 
 /* Load and validate one file. 0, or -1 with a message in err. */
 int vec_load(const char *path, vec_file *out, char *err, size_t errlen);
+/* The same from len bytes in memory (need not be NUL-terminated; a NUL byte inside is an error); path names the
+ * input in messages and out->path and is not opened. vec_load reads the file and calls this: one code path. */
+int vec_load_text(const char *path, const char *text, size_t len, vec_file *out, char *err, size_t errlen);
 void vec_free(vec_file *f);
 
 #endif

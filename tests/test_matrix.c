@@ -518,6 +518,26 @@ static void check_malformed(void)
               "no K: '%s'", err);
         hsdr_matrix_spec_free(spec);
     }
+    /* loads, but expands to more points than the limit: refused before any is generated (found while fuzzing: a
+     * kilobyte of axes ran the expansion out of memory, and xrealloc aborted) */
+    spec = load(DATA "bad-too-many-cases.yaml", &fake_env);
+    if (spec) {
+        hsdr_matrix m;
+        char err[512];
+        double points = hsdr_matrix_points(spec);
+        CHECK(points == 50.0 * 50 * 2 * 20 * 2 * FAKE_COUNT, "%.0f points", points); /* every fake has R = F/b = 1 */
+        CHECK(hsdr_matrix_expand(spec, &m, err, sizeof err) != 0 && m.ncases == 0 &&
+                  strstr(err, "bad-too-many-cases.yaml: axes: the matrix expands to 1200000 cases and skip records, "
+                              "above the limit of 1000000"),
+              "too many: '%s'", err);
+        /* one thread count instead of twenty brings it under: expands, each point a case or a skip record */
+        CHECK(hsdr_matrix_override(spec, "threads=1", err, sizeof err) == 0, "%s", err);
+        if (expand(spec, &m) == 0) {
+            CHECK(m.ncases + m.nskipped == 50 * 50 * 2 * 1 * 2 * FAKE_COUNT, "%zu + %zu", m.ncases, m.nskipped);
+            hsdr_matrix_free(&m);
+        }
+        hsdr_matrix_spec_free(spec);
+    }
 }
 
 /* The committed matrix.yaml against the registry: on this machine, and on a 2-CPU machine (the budget: a few minutes
