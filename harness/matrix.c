@@ -502,7 +502,7 @@ static int parse_ll(const site *s, const char *text, long long lo, long long hi,
 
 static int parse_int(const site *s, const char *text, int lo, int hi, int *out, char *err, size_t errlen)
 {
-    long long v;
+    long long v = 0; /* set on success; initialized for GCC -O2 -fsanitize=thread, which cannot tell */
     if (parse_ll(s, text, lo, hi, &v, err, errlen))
         return -1;
     *out = (int)v;

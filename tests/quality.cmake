@@ -6,6 +6,9 @@ set_tests_properties(cli.quality_small PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "check_quality: [0-9]+ paths x 2 samples OK, identical across thread counts")
 cli_test(quality_table 0 "^ref\\.exact +fp32 \\(not quantized\\) .* 100\\.0%$" "SYNTHETIC"
   -- $<TARGET_FILE:hsdr> quality --model bonsai-4b --layers 1 --seeds 1 --tokens 1 --vocab 256 --variants "nosuch,,ref.ex*")
+# the study's GEMVs on 2 threads of the pool, small enough for the ThreadSanitizer build (label threads)
+cli_test(quality_threads 0 "^cpu\\.direct +LNS8, exact A\\[8\\]" -- $<TARGET_FILE:hsdr> quality --model bonsai-4b --layers 1
+  --seeds 1 --tokens 1 --vocab 256 --threads 2 --variants ref.exact,cpu.production,cpu.direct)
 cli_test(quality_bad_layers 2 "--layers: '0' is not an integer in 1\\.\\.64" -- $<TARGET_FILE:hsdr> quality --layers 0)
 cli_test(quality_bad_flns 2 "--flns '8': expected F,b" -- $<TARGET_FILE:hsdr> quality --flns 8)
 cli_test(quality_bad_model 2 "--model 'nosuch': unknown model" -- $<TARGET_FILE:hsdr> quality --model nosuch)

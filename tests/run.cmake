@@ -22,6 +22,12 @@ cli_test(run_too_many_cases 2 "bad-too-many-cases.yaml: axes: the matrix expands
 cli_test(run_bad_option 2 "unknown or incomplete option '--frob'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --frob)
 cli_test(profile_small 0 "ref.q8_0 +[0-9.]+ +[0-9.]+" "per tensor: attn_q"
   -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants ref.q8_0,ref.direct)
+# every CPU kernel timed on 2 threads of the pool, state sets shared over R rows (label threads: also under TSan)
+cli_test(run_cpu_threads 0 "cases in .*: [1-9][0-9]* ok, 0 failed validation, 0 errors"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --out ${RUN_OUT}/cpu-threads --quiet --set variants=backend:cpu --set K=1024
+  --set N=40 --set R=1,4 --set threads=2 --set distribution=gaussian --set mode=hot --set extra=none)
+cli_test(profile_threads 0 "cpu.direct +[0-9.]+ +[0-9.]+" -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1
+  --tokens 1 --no-head --threads 2 --variants cpu.production,cpu.direct)
 cli_test(profile_no_model 2 "--model is required" -- $<TARGET_FILE:hsdr> profile)
 cli_test(profile_too_big 2 "above the [0-9]+-byte cap" -- $<TARGET_FILE:hsdr> profile --model bonsai2-27b --layers 64)
 if(TARGET hsdr-gbench)

@@ -2,9 +2,9 @@
 # value in a branch or a system call, no leak that can be ours (definite, indirect or possible). The sanitizer build
 # checks the same code with compiler instrumentation; Memcheck checks the Release binary users run, the optimized
 # SIMD kernels as compiled, and the libraries (cJSON, libyaml, hwloc, the Vulkan loader) as shipped.
-# Label "valgrind"; not in the sanitizer build (Memcheck cannot run an AddressSanitizer binary). tests/valgrind.sh
+# Label "valgrind"; not in the sanitizer builds (Memcheck cannot run a binary built with a sanitizer). tests/valgrind.sh
 # keeps each full report under the build's valgrind/ folder.
-if(NOT HSDR_SANITIZE AND NOT APPLE)
+if(NOT HSDR_SANITIZE AND NOT HSDR_TSAN AND NOT APPLE)
   find_program(HSDR_VALGRIND valgrind)
   if(NOT HSDR_VALGRIND)
     message(WARNING "hsdr: no valgrind: the Memcheck tests are not registered (scripts/ensure-deps.sh test installs it)")
