@@ -2,8 +2,9 @@
 # .metal sources on the CPU (correctness only: the shim is never timed).
 cli_test(check_metal 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend metal ${VEC})
 set_tests_properties(cli.check_metal PROPERTIES LABELS "cli;metal")
-# the four kernels on the spec's examples: seconds, so the sanitizer build (which skips the label "metal": the shim's
-# thousands of OS-thread rendezvous are minutes there) still runs every kernel under ASan and UBSan
+# the four kernels on the spec's examples, in seconds: the quick check of the shim, also in the ThreadSanitizer build.
+# (The sanitizer build skips the label "metal": cli.check_vectors already runs every Metal variant on every vector
+# there, and the shim's thousands of OS-thread rendezvous make each full pass minutes long.)
 cli_test(check_metal_examples 0 "^[1-9][0-9]* passed, 0 failed$" -- $<TARGET_FILE:hsdr> check --backend metal
          ${VEC}/spec-examples.json)
 set_tests_properties(cli.check_metal_examples PROPERTIES LABELS "cli;shim")
