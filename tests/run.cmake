@@ -15,6 +15,14 @@ cli_test(run_filter 0 "shard 0/1 runs 2$"
   -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --filter "*ref.q8_0*K=128 *")
 cli_test(run_missing_matrix 2 "nosuch.yaml" -- $<TARGET_FILE:hsdr> run ${CMAKE_CURRENT_SOURCE_DIR}/nosuch.yaml)
 cli_test(run_bad_set 2 "K" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --set K=100)
+cli_test(run_bad_set_negative 2 "--set: override 'N=-5': N\\[0\\]: -5 is out of range \\(1\\.\\.16777216\\)"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set N=-5)
+cli_test(run_bad_set_enormous 2 "override 'N=99999999999': N\\[0\\]: 99999999999 is out of range"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set N=99999999999)
+cli_test(run_bad_set_threads 2 "override 'threads=0': threads\\[0\\]: 0 is out of range"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set threads=0)
+cli_test(run_bad_set_nan 2 "override 'K=nan': K\\[0\\]: 'nan' is not an integer"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set K=nan)
 cli_test(run_bad_shard 2 "--shard '3/3'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --shard 3/3)
 # a kilobyte of axes describing millions of cases: refused before expanding (it used to run out of memory and abort)
 cli_test(run_too_many_cases 2 "bad-too-many-cases.yaml: axes: the matrix expands to [0-9]+ cases.* above the limit of"
