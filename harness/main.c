@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "bandwidth.h"
+#include "columns.h"
 #include "check.h"
 #include "compare.h"
 #include "fp16.h"
@@ -51,6 +52,11 @@ static void usage(FILE *f)
             "  bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]\n"
             "        measured read bandwidth per thread count and working set (the roofline ceiling); --backend cuda or\n"
             "        vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps)\n"
+            "  columns [--model M] [--tensors LIST] [--cols 1,2,4,8] [--mode hot|cold|both] [--reps 30] [--seed S]\n"
+            "      [--json FILE]\n"
+            "        the dedicated 1..8-column CUDA kernel on a model's GEMVs (default bonsai2-27b, 1..8 columns,\n"
+            "        cold): each column count validated bit for bit per column, then timed per launch beside its\n"
+            "        weight-bytes floor at the device's read measured now (needs a CUDA device)\n"
             "  compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]\n"
             "        per case FASTER / SLOWER / SAME / AMBIGUOUS for B against A, from the raw samples\n"
             "  merge OUT_DIR IN.jsonl... [--base results]\n"
@@ -421,6 +427,8 @@ int main(int argc, char **argv)
         return hsdr_cmd_quality(argc - 2, argv + 2);
     if (strcmp(cmd, "bandwidth") == 0)
         return hsdr_cmd_bandwidth(argc - 2, argv + 2);
+    if (strcmp(cmd, "columns") == 0)
+        return hsdr_cmd_columns(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)
         return hsdr_cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "merge") == 0)

@@ -36,6 +36,7 @@ class Dataset:
     states: list | None = None                      # states.jsonl lines
     quality: dict | None = None                     # hsdr-quality/1 object
     partial: dict | None = None                     # the "partial" mark of an interrupted run's rows, else None
+    columns: dict = field(default_factory=dict)     # model -> hsdr-columns/1 lines (1..8-column CUDA kernel)
 
 
 # ---- field checks ----
@@ -209,12 +210,18 @@ STATES_FIELDS = {"distribution": "str", "K": "int", "vectors": "int", "states128
                  "hist128": "list?", "hist64": "list?"}
 
 
-def load_states(path):
-    lines = []
+def _objects(path):
+    """(where, object) for each line of a JSON Lines file; InputError for a line that is not an object."""
     for n, obj in read_json_lines(path):
         where = f"{path}:{n}"
         if not isinstance(obj, dict):
             raise InputError(f"{where}: expected a JSON object")
+        yield where, obj
+
+
+def load_states(path):
+    lines = []
+    for where, obj in _objects(path):
         check(obj, STATES_FIELDS, where)
         for key in ("hist128", "hist64"):
             if obj.get(key) is not None and not all(_KINDS["int"](c) and c >= 0 for c in obj[key]):
@@ -250,6 +257,22 @@ def load_quality(path):
     return doc
 
 
+COLUMNS_FIELDS = {"variant": "str", "model": "str", "tensor": "str", "K": "int", "N": "int", "cols": "int",
+                  "mode": "str", "weight_bytes": "num", "read_bytes_per_s": "num", "floor_ns": "num", "status": "str",
+                  "median_ns": "num?", "per_column_ns": "num?", "pct_of_floor": "num?"}
+
+
+def load_columns(path):
+    lines = []
+    for where, obj in _objects(path):
+        _expect_schema(obj, "hsdr-columns/1", where)
+        check(obj, COLUMNS_FIELDS, where)
+        if obj["status"] == "ok" and obj.get("median_ns") is None:
+            raise InputError(f"{where}: a row with status ok needs 'median_ns'")
+        lines.append(obj)
+    return lines
+
+
 def _optional(path, reader):
     """reader(path) when the file exists, else None."""
     return reader(path) if os.path.exists(path) else None
@@ -269,6 +292,10 @@ def load_dir(directory):
         for path in sorted(glob.glob(os.path.join(glob.escape(directory), "profile-*.json"))):
             profile = load_profile(path)
             ds.profiles[profile["model"]] = profile
+        for path in sorted(glob.glob(os.path.join(glob.escape(directory), "columns-*.jsonl"))):
+            lines = load_columns(path)
+            if lines:
+                ds.columns[lines[0]["model"]] = lines
     except OSError as e:
         raise InputError(f"{e.filename}: {e.strerror}") from None
     return ds

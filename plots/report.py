@@ -477,6 +477,42 @@ def per_backend(ds):
                      "x floor (geomean)", "% of ceiling"), rows))
 
 
+def columns_section(ds):
+    """The 1..8-column CUDA kernel (`hsdr columns`), per model: one column against the most columns measured."""
+    if not ds.columns:
+        return ""
+    parts = ["## Several columns through one read of the weights (`hsdr columns`)"]
+    for model, lines in sorted(ds.columns.items()):
+        failed = [r for r in lines if r["status"] != "ok"]
+        ok = [r for r in lines if r["status"] == "ok"]
+        modes = sorted({r["mode"] for r in ok}, key=lambda m: m != "cold")  # cold first
+        if not ok:
+            parts.append(missing(f"every column count of {model} failed validation"))
+            continue
+        mode = modes[0]
+        rows, gains = [], []
+        for tensor in dict.fromkeys(r["tensor"] for r in ok):  # forward order, as measured
+            by_cols = {r["cols"]: r for r in ok if r["tensor"] == tensor and r["mode"] == mode}
+            if 1 not in by_cols or len(by_cols) < 2:
+                continue
+            one, most = by_cols[1], by_cols[max(by_cols)]
+            gain = most["cols"] * one["median_ns"] / most["median_ns"]
+            gains.append(gain)
+            rows.append((f"{tensor} ({one['K']} x {one['N']})", duration(one["floor_ns"]),
+                         duration(one["median_ns"]), pct(one["pct_of_floor"] / 100.0), most["cols"],
+                         duration(most["median_ns"]), duration(most["per_column_ns"]),
+                         pct(most["pct_of_floor"] / 100.0), times(gain)))
+        variant = ok[0]["variant"]
+        text = (f"{variant} on {model}'s GEMVs, {mode} (validated bit for bit per column before timing; "
+                f"{len(failed)} column counts failed validation and were not timed): one launch (encode + mat-vec) "
+                f"for 1 column and for the most columns measured, beside the weight bytes' floor at the device's "
+                f"read measured in the same run. Gain = columns x t(1) / t(columns): "
+                f"{span(gains, times)} at {max(r['cols'] for r in ok)} columns.\n\n")
+        parts.append(text + table(("GEMV", "floor", "1 column", "% of ceiling", "columns", "time", "per column",
+                                   "% of ceiling", "gain"), rows))
+    return "\n\n".join(parts)
+
+
 def inputs_section(ds):
     have = [("results.jsonl", f"{len(ds.rows)} cases"),
             ("breakeven.json", f"{len(ds.breakeven)} fits" if ds.breakeven is not None else None),
@@ -485,6 +521,8 @@ def inputs_section(ds):
             ("profile-<model>.json", ", ".join(ds.profiles) or None)]
     key = {"profile-<model>.json": "profile"}
     rows = [(f"`{name}`", info or f"missing: {how_to_make(key.get(name, name), ds.dir)}") for name, info in have]
+    if ds.columns:  # optional, CUDA only: listed when present
+        rows.append(("`columns-<model>.jsonl`", ", ".join(f"{m} ({len(v)} rows)" for m, v in ds.columns.items())))
     return "## Inputs\n\n" + table(("file", "content"), rows)
 
 
@@ -502,5 +540,5 @@ def render(ds, status, fig_dir, report_path):
     sections = [header(ds), context_section(ds), inputs_section(ds), failures_section(ds),
                 figures_section(status, fig_dir, report_path, ds),
                 answers_intro(ds), answer_breakeven(ds), answer_dominant(ds), answer_floor(ds), answer_q1516(ds),
-                answer_lns8_cost(ds), best_per_family(ds), per_backend(ds)]
+                answer_lns8_cost(ds), best_per_family(ds), per_backend(ds), columns_section(ds)]
     return "\n\n".join(s for s in sections if s) + "\n"

@@ -113,6 +113,9 @@ elif gate; then
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
             --variants "$profiled" --json "$out/profile-${m%%:*}.json"
     done
+    # the dedicated kernel on 1..8 columns (decode streams or draft tokens sharing one read of the weights): every
+    # column count validated per column, then timed hot and cold on bonsai2-27b's GEMVs
+    step columns-timed "$hsdr" columns --model bonsai2-27b --mode both --json "$out/columns-bonsai2-27b.jsonl"
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants "$qualities" --json "$out/quality.json"

@@ -32,6 +32,10 @@ extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
  * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. Returns 0, or -1 with err. */
 int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
                               size_t errlen);
+/* The same launch (encode + mat-vec of ncols columns) timed by CUDA events, reps times after two warm-ups, into
+ * samples_ns[reps]; cold: each launch reads its own copy of the weights from a rotation over more than 3x the L2. */
+int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold, int reps,
+                                   double *samples_ns, char *err, size_t errlen);
 
 /* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
  * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32

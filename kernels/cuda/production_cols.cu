@@ -292,14 +292,10 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
 static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
 
-extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
-                                         char *err, size_t errlen)
+/* 0 when the kernel takes ncols columns of K x N on this device, else -1 with the reason. */
+static int check_shape(int K, int N, int ncols, char *err, size_t errlen)
 {
-    uint8_t *dw = NULL;
-    float *dx = NULL, *dy = NULL;
-    void *act = NULL;
     int rc = -1, dev = 0, smem_max = 0;
-    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK;
     if (ncols < 1 || ncols > MAX_COLS || K <= 0 || K % 128 || N <= 0) {
         snprintf(err, errlen, "ncols = %d, K = %d, N = %d: need 1..%d columns, K a positive multiple of 128, N > 0",
                  ncols, K, N, MAX_COLS);
@@ -312,21 +308,98 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
                  K, ncols, col_bytes(K) * (size_t)ncols, smem_max);
         return -1;
     }
-    HSDR_CU(cudaMalloc((void **)&dw, wbytes));
-    HSDR_CU(cudaMalloc((void **)&dx, sizeof(float) * (size_t)K * ncols));
-    HSDR_CU(cudaMalloc((void **)&dy, sizeof(float) * (size_t)N * ncols));
-    HSDR_CU(cudaMalloc(&act, act_bytes_cols(K, ncols)));
-    HSDR_CU(cudaMemcpy(dw, W, wbytes, cudaMemcpyHostToDevice));
-    HSDR_CU(cudaMemcpy(dx, X, sizeof(float) * (size_t)K * ncols, cudaMemcpyHostToDevice));
-    HSDR_CU(cudaMemset(dy, 0xff, sizeof(float) * (size_t)N * ncols)); /* poison: NaN where nothing is written */
-    HSDR_CU(enqueue(0, dw, dx, act, K, N, ncols, dy, 1, 1));
-    HSDR_CU(cudaDeviceSynchronize());
-    HSDR_CU(cudaMemcpy(Y, dy, sizeof(float) * (size_t)N * ncols, cudaMemcpyDeviceToHost));
     rc = 0;
 fail:
-    cudaFree(dw);
-    cudaFree(dx);
-    cudaFree(dy);
-    cudaFree(act);
+    return rc;
+}
+
+/* The device buffers of one column launch: `copies` copies of the weights `stride` bytes apart (stride at least the
+ * weights' bytes), the ncols columns of X and Y, the encoded activations. */
+struct cols_buffers {
+    uint8_t *w;
+    float *x, *y;
+    void *act;
+};
+
+static int cols_alloc(cols_buffers *b, const uint8_t *W, const float *X, int K, int N, int ncols, int copies,
+                      size_t stride, char *err, size_t errlen)
+{
+    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK;
+    *b = cols_buffers{};
+    HSDR_CU(cudaMalloc((void **)&b->w, stride * (size_t)copies));
+    HSDR_CU(cudaMalloc((void **)&b->x, sizeof(float) * (size_t)K * ncols));
+    HSDR_CU(cudaMalloc((void **)&b->y, sizeof(float) * (size_t)N * ncols));
+    HSDR_CU(cudaMalloc(&b->act, act_bytes_cols(K, ncols)));
+    for (int c = 0; c < copies; c++)
+        HSDR_CU(cudaMemcpy(b->w + (size_t)c * stride, W, wbytes, cudaMemcpyHostToDevice));
+    HSDR_CU(cudaMemcpy(b->x, X, sizeof(float) * (size_t)K * ncols, cudaMemcpyHostToDevice));
+    return 0;
+fail:
+    return -1;
+}
+
+static void cols_free(cols_buffers *b)
+{
+    cudaFree(b->w);
+    cudaFree(b->x);
+    cudaFree(b->y);
+    cudaFree(b->act);
+}
+
+extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
+                                         char *err, size_t errlen)
+{
+    cols_buffers b;
+    int rc = -1;
+    if (check_shape(K, N, ncols, err, errlen) != 0)
+        return -1;
+    if (cols_alloc(&b, W, X, K, N, ncols, 1, (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, err, errlen) != 0)
+        goto fail;
+    HSDR_CU(cudaMemset(b.y, 0xff, sizeof(float) * (size_t)N * ncols)); /* poison: NaN where nothing is written */
+    HSDR_CU(enqueue(0, b.w, b.x, b.act, K, N, ncols, b.y, 1, 1));
+    HSDR_CU(cudaDeviceSynchronize());
+    HSDR_CU(cudaMemcpy(Y, b.y, sizeof(float) * (size_t)N * ncols, cudaMemcpyDeviceToHost));
+    rc = 0;
+fail:
+    cols_free(&b);
+    return rc;
+}
+
+extern "C" int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold,
+                                              int reps, double *samples_ns, char *err, size_t errlen)
+{
+    cols_buffers b;
+    cudaEvent_t a = NULL, e = NULL;
+    int rc = -1;
+    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, stride = (wbytes + 255) / 256 * 256;
+    /* cold: rotate over weight copies filling more than 3x the L2, so no launch finds its weights there */
+    const int copies = cold ? (int)(3 * hsdr_cu_l2_bytes() / wbytes + 2) : 1;
+    if (check_shape(K, N, ncols, err, errlen) != 0)
+        return -1;
+    if (reps < 1) {
+        snprintf(err, errlen, "reps = %d: need at least one", reps);
+        return -1;
+    }
+    if (cols_alloc(&b, W, X, K, N, ncols, copies, stride, err, errlen) != 0)
+        goto fail;
+    HSDR_CU(cudaEventCreate(&a));
+    HSDR_CU(cudaEventCreate(&e));
+    for (int rep = -2; rep < reps; rep++) { /* two warm-ups */
+        float ms = 0.0f;
+        HSDR_CU(cudaEventRecord(a));
+        HSDR_CU(enqueue(0, b.w + (size_t)((rep + 2) % copies) * stride, b.x, b.act, K, N, ncols, b.y, 1, 1));
+        HSDR_CU(cudaEventRecord(e));
+        HSDR_CU(cudaEventSynchronize(e));
+        HSDR_CU(cudaEventElapsedTime(&ms, a, e));
+        if (rep >= 0)
+            samples_ns[rep] = (double)ms * 1e6;
+    }
+    rc = 0;
+fail:
+    cols_free(&b);
+    if (a)
+        cudaEventDestroy(a);
+    if (e)
+        cudaEventDestroy(e);
     return rc;
 }
