@@ -8,8 +8,9 @@
 
 #include "cuda/cuda.h"
 #include "kernel.h"
-#include "matvec.h"
 #include "inputs.h"
+#include "matvec.h"
+#include "ptq1_0.h"
 #include "q8.h"
 #include "rng.h"
 #include "shapes.h"
@@ -160,13 +161,13 @@ static int write_atomically(const char *path, const lines *l)
     return 0;
 }
 
-/* One shape: validate every column count, then time each in each mode. Returns 0, 1 (a validation failure) or -1
- * (an error, in err). */
+/* One shape: validate every column count, then time each in each mode (a count the device cannot take is reported
+ * as unsupported). Returns 0, 1 (a validation failure) or -1 (an error, in err). */
 static int run_shape(const columns_options *o, const hsdr_variant *v, const char *model, const hsdr_gemv_shape *s,
                      uint64_t seed, lines *out, char *err, size_t errlen)
 {
     const int K = s->K, N = s->N;
-    const size_t wbytes = (size_t)N * (K / 128) * 28;
+    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BYTES;
     uint8_t *W = malloc(wbytes);
     float *X = malloc(sizeof(float) * (size_t)K * MAX_COLS), *Y = malloc(sizeof(float) * (size_t)N * MAX_COLS);
     float *want = malloc(sizeof(float) * (size_t)N * MAX_COLS);
@@ -194,9 +195,13 @@ static int run_shape(const columns_options *o, const hsdr_variant *v, const char
     for (int c = 0; c < most; c++)
         hsdr_matvec_q8_1_lanes(W, X + (size_t)c * K, K, N, hsdr_cuda_cols_lanes(K, N), q, want + (size_t)c * N);
     long bad[MAX_COLS];
-    char msg[MAX_COLS][256];
+    char msg[MAX_COLS][256], unsupported[MAX_COLS][256];
     for (int i = 0; i < o->ncols; i++) {
-        msg[i][0] = 0;
+        msg[i][0] = unsupported[i][0] = 0;
+        bad[i] = 0;
+        /* a column count this device cannot stage (a smaller GPU's shared memory) is reported, not an error */
+        if (hsdr_cuda_production_cols_supported(K, N, o->cols[i], unsupported[i], sizeof unsupported[i]) != 0)
+            continue;
         memset(Y, 0xff, sizeof(float) * (size_t)N * MAX_COLS); /* poisoned here and by the kernel's driver */
         if (hsdr_cuda_production_cols(W, X, K, N, o->cols[i], Y, err, errlen) != 0)
             goto out;
@@ -214,7 +219,7 @@ static int run_shape(const columns_options *o, const hsdr_variant *v, const char
         double t1 = 0.0; /* the 1-column time of this mode, when measured */
         for (int i = 0; i < o->ncols; i++) {
             const int nc = o->cols[i];
-            if (bad[i] && reported)
+            if ((bad[i] || unsupported[i][0]) && reported)
                 continue;
             cJSON *row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "schema", "hsdr-columns/1");
@@ -231,7 +236,12 @@ static int run_shape(const columns_options *o, const hsdr_variant *v, const char
             cJSON_AddNumberToObject(row, "weight_bytes", (double)wbytes);
             cJSON_AddNumberToObject(row, "read_bytes_per_s", bps);
             cJSON_AddNumberToObject(row, "floor_ns", (double)wbytes / bps * 1e9);
-            if (bad[i]) {
+            if (unsupported[i][0]) {
+                printf("%-12s %6d %6d %4d  %-4s  unsupported here, not run: %s\n", s->tensor, K, N, nc,
+                       cold ? "cold" : "hot", unsupported[i]);
+                cJSON_AddStringToObject(row, "status", "unsupported");
+                cJSON_AddStringToObject(row, "reason", unsupported[i]);
+            } else if (bad[i]) {
                 failed = 1;
                 printf("%-12s %6d %6d %4d  %-4s  FAILED validation (%ld elements), not timed: %s\n", s->tensor, K, N,
                        nc, cold ? "cold" : "hot", bad[i], msg[i]);

@@ -483,11 +483,13 @@ def columns_section(ds):
         return ""
     parts = ["## Several columns through one read of the weights (`hsdr columns`)"]
     for model, lines in sorted(ds.columns.items()):
-        failed = [r for r in lines if r["status"] != "ok"]
+        failed = [r for r in lines if r["status"] == "failed validation"]
+        unsupported = [r for r in lines if r["status"] == "unsupported"]
         ok = [r for r in lines if r["status"] == "ok"]
         modes = sorted({r["mode"] for r in ok}, key=lambda m: m != "cold")  # cold first
         if not ok:
-            parts.append(missing(f"every column count of {model} failed validation"))
+            parts.append(missing(f"no column count of {model} was timed ({len(failed)} failed validation, "
+                                 f"{len(unsupported)} unsupported on the device)"))
             continue
         mode = modes[0]
         rows, gains = [], []
@@ -504,7 +506,9 @@ def columns_section(ds):
                          pct(most["pct_of_floor"] / 100.0), times(gain)))
         variant = ok[0]["variant"]
         text = (f"{variant} on {model}'s GEMVs, {mode} (validated bit for bit per column before timing; "
-                f"{len(failed)} column counts failed validation and were not timed): one launch (encode + mat-vec) "
+                f"{len(failed)} column counts failed validation and were not timed"
+                + (f", {len(unsupported)} rows unsupported on this device" if unsupported else "") +
+                "): one launch (encode + mat-vec) "
                 f"for 1 column and for the most columns measured, beside the weight bytes' floor at the device's "
                 f"read measured in the same run. Gain = columns x t(1) / t(columns): "
                 f"{span(gains, times)} at {max(r['cols'] for r in ok)} columns.\n\n")

@@ -32,6 +32,9 @@ extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
  * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. Returns 0, or -1 with err. */
 int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
                               size_t errlen);
+/* 0 when this device's kernel takes ncols columns of K x N (1..8 columns, K a multiple of 128, the staged activations
+ * within the shared memory a CTA may have), else -1 with the reason in err. */
+int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen);
 /* The same launch (encode + mat-vec of ncols columns) timed by CUDA events, reps times after two warm-ups, into
  * samples_ns[reps]; cold: each launch reads its own copy of the weights from a rotation over more than 3x the L2. */
 int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold, int reps,

@@ -293,7 +293,7 @@ static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
 
 /* 0 when the kernel takes ncols columns of K x N on this device, else -1 with the reason. */
-static int check_shape(int K, int N, int ncols, char *err, size_t errlen)
+extern "C" int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
 {
     int rc = -1, dev = 0, smem_max = 0;
     if (ncols < 1 || ncols > MAX_COLS || K <= 0 || K % 128 || N <= 0) {
@@ -351,7 +351,7 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
 {
     cols_buffers b;
     int rc = -1;
-    if (check_shape(K, N, ncols, err, errlen) != 0)
+    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0)
         return -1;
     if (cols_alloc(&b, W, X, K, N, ncols, 1, (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, err, errlen) != 0)
         goto fail;
@@ -374,7 +374,7 @@ extern "C" int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, 
     const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, stride = (wbytes + 255) / 256 * 256;
     /* cold: rotate over weight copies filling more than 3x the L2, so no launch finds its weights there */
     const int copies = cold ? (int)(3 * hsdr_cu_l2_bytes() / wbytes + 2) : 1;
-    if (check_shape(K, N, ncols, err, errlen) != 0)
+    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0)
         return -1;
     if (reps < 1) {
         snprintf(err, errlen, "reps = %d: need at least one", reps);

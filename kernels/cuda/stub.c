@@ -26,6 +26,13 @@ int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, in
     return -1;
 }
 
+int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
+{
+    (void)K, (void)N, (void)ncols;
+    snprintf(err, errlen, "%s", reason);
+    return -1;
+}
+
 int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold, int reps,
                                    double *samples_ns, char *err, size_t errlen)
 {
