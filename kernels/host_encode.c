@@ -33,3 +33,22 @@ int hsdr_encode_activations(const float *x, size_t K, bool lns8, uint8_t *bytes,
     free(q);
     return 0;
 }
+
+int hsdr_device_io_check(const hsdr_matvec_io *io, bool codes_ok, char *err, size_t errlen)
+{
+    if ((!io->x && !(codes_ok && io->codes)) || !io->y_f32) {
+        snprintf(err, errlen, "needs %s and an fp32 y", codes_ok ? "fp32 activations or LNS8 codes" : "fp32 activations");
+        return -1;
+    }
+    return 0;
+}
+
+int hsdr_device_activations(const float *x, const uint8_t *codes, int prescale_e, size_t K, bool lns8, uint8_t *bytes,
+                            float *scales, int *e, char *err, size_t errlen)
+{
+    if (x)
+        return hsdr_encode_activations(x, K, lns8, bytes, scales, e, err, errlen);
+    memcpy(bytes, codes, K);
+    *e = prescale_e;
+    return 0;
+}

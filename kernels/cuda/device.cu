@@ -5,6 +5,9 @@
 #include <stdlib.h>
 
 #include "common.cuh"
+extern "C" {
+#include "host_encode.h"
+}
 
 extern "C" const char *hsdr_cuda_unavailable(void)
 {
@@ -198,11 +201,8 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
 {
     const hsdr_cu_kernels *k = (const hsdr_cu_kernels *)v->device->impl;
     const bool codes_only = !io->x;
-    if ((codes_only && (!io->codes || !k->upload_codes)) || !io->y_f32) {
-        snprintf(err, errlen, "needs %s and an fp32 y", k->upload_codes ? "fp32 activations or LNS8 codes" :
-                                                                        "fp32 activations");
+    if (hsdr_device_io_check(io, k->upload_codes != NULL, err, errlen) != 0)
         return -1;
-    }
     hsdr_exec e = {};
     e.K = io->K, e.N = io->N, e.R = 1, e.flns_F = io->flns_F, e.flns_b = io->flns_b;
     hsdr_device_run *r = NULL;

@@ -679,8 +679,10 @@ static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
     return rc;
 }
 
-/* Encode x on the host as the kernel reads it and upload it (not timed). */
-static int upload_x(hsdr_device_run *r, const float *x, char *err, size_t errlen)
+/* Encode x on the host as the kernel reads it (or, without x, take the LNS8 codes with pre-scale prescale_e) and
+ * upload it (not timed). */
+static int upload_act(hsdr_device_run *r, const float *x, const uint8_t *codes, int prescale_e, char *err,
+                      size_t errlen)
 {
     const size_t K = (size_t)r->K;
     uint8_t *bytes = malloc(K);
@@ -688,7 +690,7 @@ static int upload_x(hsdr_device_run *r, const float *x, char *err, size_t errlen
     int rc = -1;
     if (!bytes || !scales)
         snprintf(err, errlen, "out of host memory");
-    else if (hsdr_encode_activations(x, K, r->k->lns8, bytes, scales, &r->e, err, errlen) == 0 &&
+    else if (hsdr_device_activations(x, codes, prescale_e, K, r->k->lns8, bytes, scales, &r->e, err, errlen) == 0 &&
              (r->k->lns8 || buf_copy(&r->scale, 0, scales, sizeof(float) * (K / 32), 1, err, errlen) == 0))
         rc = buf_copy(&r->act, 0, bytes, K, 1, err, errlen);
     free(bytes);
@@ -763,7 +765,7 @@ static int vk_time(hsdr_device_run *r, const float *x, int copy, int stage, unsi
         return -1;
     }
     pthread_mutex_lock(&ctx_lock);
-    int rc = upload_x(r, x, err, errlen);
+    int rc = upload_act(r, x, NULL, 0, err, errlen);
     if (rc == 0)
         rc = timed(&r, 1, &copy, ns, err, errlen);
     pthread_mutex_unlock(&ctx_lock);
@@ -932,10 +934,8 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
         return -1;
     }
     const vk_kernel *k = (const vk_kernel *)v->device->impl;
-    if ((!io->x && !(k->lns8 && io->codes)) || !io->y_f32) {
-        snprintf(err, errlen, "needs %s and an fp32 y", k->lns8 ? "fp32 activations or LNS8 codes" : "fp32 activations");
+    if (hsdr_device_io_check(io, k->lns8, err, errlen) != 0)
         return -1;
-    }
     const unsigned outs = (io->A ? FLAG_A : 0u) | (io->q_group && io->q_row ? FLAG_Q : 0u);
     hsdr_device_run *r = NULL;
     int rc = -1;
@@ -943,14 +943,8 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
     const size_t before = live_allocations();
     if (run_create(k, io->K, io->N, 1, io->weights, 1, outs, &r, err, errlen) != 0)
         goto out;
-    if (io->x) {
-        if (upload_x(r, io->x, err, errlen) != 0)
-            goto out;
-    } else { /* pre-encoded codes (group vectors) */
-        r->e = io->prescale_e;
-        if (buf_copy(&r->act, 0, (void *)io->codes, (size_t)io->K, 1, err, errlen) != 0)
-            goto out;
-    }
+    if (upload_act(r, io->x, io->codes, io->prescale_e, err, errlen) != 0) /* codes: group vectors */
+        goto out;
     double ns;
     const size_t G = (size_t)r->G, N = (size_t)io->N;
     if (poison(r, err, errlen) != 0 || timed(&r, 1, NULL, &ns, err, errlen) != 0 ||

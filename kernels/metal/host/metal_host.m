@@ -358,11 +358,13 @@ static int run_create(const hsdr_metal_kernel *k, int K, int N, int R, const uin
     return 0;
 }
 
-/* Encode x on the host as the kernel reads it, straight into the shared buffers (not timed). */
-static int upload_x(hsdr_device_run *r, const float *x, char *err, size_t errlen)
+/* Encode x on the host as the kernel reads it (or, without x, take the LNS8 codes with pre-scale prescale_e),
+ * straight into the shared buffers (not timed). */
+static int upload_act(hsdr_device_run *r, const float *x, const uint8_t *codes, int prescale_e, char *err,
+                      size_t errlen)
 {
     int e = r->e;
-    if (hsdr_encode_activations(x, (size_t)r->K, r->k->lns8 != 0, (uint8_t *)[r->act contents],
+    if (hsdr_device_activations(x, codes, prescale_e, (size_t)r->K, r->k->lns8 != 0, (uint8_t *)[r->act contents],
                                 (float *)[r->scale contents], &e, err, errlen) != 0)
         return -1;
     r->e = e;
@@ -492,7 +494,7 @@ static int time_locked(hsdr_device_run *r, const float *x, int copy, double *ns,
         snprintf(err, errlen, "weight copy %d of %d", copy, r->ncopies);
         return -1;
     }
-    if (upload_x(r, x, err, errlen) != 0)
+    if (upload_act(r, x, NULL, 0, err, errlen) != 0)
         return -1;
     return submit(&r, 1, &copy, ns, err, errlen);
 }
@@ -678,13 +680,8 @@ const hsdr_device_ops hsdr_metal_q1516_ops = MT_OPS(hsdr_metal_q1516);
  * dispatch, and every declared output back. */
 static int matvec_run(hsdr_device_run *r, hsdr_matvec_io *io, char *err, size_t errlen)
 {
-    if (io->x) {
-        if (upload_x(r, io->x, err, errlen) != 0)
-            return -1;
-    } else { /* pre-encoded codes (group vectors) */
-        r->e = io->prescale_e;
-        memcpy([r->act contents], io->codes, (size_t)io->K);
-    }
+    if (upload_act(r, io->x, io->codes, io->prescale_e, err, errlen) != 0) /* codes: group vectors */
+        return -1;
     const size_t N = (size_t)r->N, G = (size_t)r->G;
     memset([r->y contents], 0xff, [r->y length]);
     if (r->A)
@@ -729,11 +726,8 @@ int hsdr_metal_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size
         snprintf(err, errlen, "%s is not a Metal variant", v->name);
         return -1;
     }
-    if ((!io->x && !(k->lns8 && io->codes)) || !io->y_f32) {
-        snprintf(err, errlen, "needs %s and an fp32 y",
-                 k->lns8 ? "fp32 activations or LNS8 codes" : "fp32 activations");
+    if (hsdr_device_io_check(io, k->lns8 != 0, err, errlen) != 0)
         return -1;
-    }
     const unsigned outs = (io->A ? HSDR_METAL_FLAG_A : 0u) | (io->q_group && io->q_row ? HSDR_METAL_FLAG_Q : 0u);
     int rc;
     pthread_mutex_lock(&g_lock);

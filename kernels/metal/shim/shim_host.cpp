@@ -114,10 +114,8 @@ extern "C" int hsdr_metal_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char
         snprintf(err, errlen, "%s is not a Metal variant", v->name);
         return -1;
     }
-    if ((!io->x && !(k->lns8 && io->codes)) || !io->y_f32) {
-        snprintf(err, errlen, "needs %s and an fp32 y", k->lns8 ? "fp32 activations or LNS8 codes" : "fp32 activations");
+    if (hsdr_device_io_check(io, k->lns8, err, errlen) != 0)
         return -1;
-    }
     const size_t K = (size_t)io->K, N = (size_t)io->N, G = K / 128;
     std::vector<uchar> act(K);
     std::vector<float> scale(K / 32), y(N);
@@ -128,13 +126,9 @@ extern "C" int hsdr_metal_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char
     /* the state-set kernel takes tiles of 4 rows here, so multi-row cases also check a state set shared by rows */
     const unsigned R = k == &hsdr_metal_stateset ? 4u : 1u;
     hsdr_params p = {(uint)K, (uint)N, (uint)G, 0, 0u, R, 0u};
-    if (io->x) {
-        if (hsdr_encode_activations(io->x, K, k->lns8, act.data(), scale.data(), &p.e, err, errlen) != 0)
-            return -1;
-    } else {
-        std::memcpy(act.data(), io->codes, K);
-        p.e = io->prescale_e;
-    }
+    if (hsdr_device_activations(io->x, io->codes, io->prescale_e, K, k->lns8, act.data(), scale.data(), &p.e, err,
+                                errlen) != 0)
+        return -1;
     p.flags = (want_a ? HSDR_METAL_FLAG_A : 0u) | (want_q ? HSDR_METAL_FLAG_Q : 0u);
     // poison: all-ones bits (NaN floats, -1 integers), so nothing unwritten can pass
     std::memset(y.data(), 0xff, y.size() * sizeof y[0]);
