@@ -20,14 +20,13 @@
 
 #include "kernel.h"
 #include "machine.h"
+#include "results.h"
 #include "stats.h"
 #include "util.h"
 
-enum { MIN_REPS = 5, MIN_REPS_AT_TIME_LIMIT = 3, MAX_REPS = 3000, WARMUP_MIN_REPS = 2, MAX_PASSES = 1 << 20 };
-static const double NOISE_TARGET = 0.02;   /* (p90 - p10) / median */
-static const double TIME_LIMIT_NS = 0.3e9; /* of timed repetitions */
-static const double WARMUP_NS = 20e6;      /* untimed: threads spinning, caches filled, clocks up */
-static const double REP_TARGET_NS = 200e3; /* a repetition this long hides the ~1 us pool dispatch */
+static const double NOISE_TARGET = 0.02;    /* (p75 - p25) / median */
+static const double TIME_LIMIT_S = 0.3;     /* of timed repetitions */
+static const double SAMPLE_MIN_NS = 200e3;  /* a host sample this long hides the ~1 us pool dispatch */
 static const size_t COLD_CAP_BYTES = (size_t)1 << 30;
 static const size_t MAX_WORKING_SET = (size_t)1 << 36;
 static const size_t HUGE_PAGE_BYTES = (size_t)2 << 20;
@@ -149,11 +148,12 @@ typedef struct {
     size_t bytes;  /* the working set */
     size_t stride; /* between copies: bytes rounded up to 64 */
     int copies;
-    int first_copy; /* the rotation goes on across repetitions */
+    int first_copy; /* the copy the sample's first pass reads */
     int passes;
     int init; /* 1: write the thread's parts of every copy (first touch by the thread that reads them) */
     sum_kernel kernel;
     thread_slot *slots;
+    hsdr_pool *pool;
 } bw_task;
 
 static volatile uint64_t bw_sink; /* where every sum ends: the reads have an observable effect */
@@ -186,34 +186,26 @@ static void bw_thread(int tid, int nthreads, void *arg)
     t->slots[tid].sum += s;
 }
 
-static void nothing(int tid, int nthreads, void *arg)
+/* The engine's host launch: `count` passes over the working set from copy `copy` on, in one pool run. */
+static int bw_launch(hsdr_subject *s, size_t copy, int count)
 {
-    (void)tid;
-    (void)nthreads;
-    (void)arg;
+    bw_task *t = s->ctx;
+    t->first_copy = (int)copy;
+    t->passes = count;
+    hsdr_pool_run(t->pool, bw_thread, t);
+    return 0;
 }
 
-/* One repetition: ns per pass over the working set. The untimed empty call first wakes workers that fell asleep
- * while the caller did its bookkeeping, so the timed call starts with every thread spinning. */
-static double timed_rep(hsdr_pool *pool, bw_task *t)
+hsdr_timing_policy hsdr_bw_policy(int device)
 {
-    if (hsdr_pool_threads(pool) > 1)
-        hsdr_pool_run(pool, nothing, NULL);
-    long t0 = (long)hsdr_now_ns();
-    hsdr_pool_run(pool, bw_thread, t);
-    long t1 = (long)hsdr_now_ns();
-    t->first_copy = (int)(((long)t->first_copy + t->passes) % t->copies);
-    return (double)(t1 - t0) / t->passes;
+    return (hsdr_timing_policy){.warmup = device ? 2 : 8, .min_reps = 5, .max_reps = 300,
+                                .noise_target = NOISE_TARGET, .time_limit_s = TIME_LIMIT_S,
+                                .min_sample_ns = device ? 0.0 : SAMPLE_MIN_NS};
 }
 
-/* median and (p90 - p10) / median of samples[0..n) (sorted in scratch). */
-static double summarize(const double *samples, int n, double *scratch, double *spread)
+void hsdr_bw_result_free(hsdr_bw_result *r)
 {
-    memcpy(scratch, samples, sizeof *scratch * (size_t)n);
-    qsort(scratch, (size_t)n, sizeof *scratch, hsdr_cmp_double);
-    double median = hsdr_quantile(scratch, (size_t)n, 0.5);
-    *spread = median > 0 ? (hsdr_quantile(scratch, (size_t)n, 0.9) - hsdr_quantile(scratch, (size_t)n, 0.1)) / median : 0;
-    return median;
+    hsdr_stats_free(&r->time);
 }
 
 static void fmt_bytes(size_t b, char *buf, size_t n)
@@ -233,33 +225,40 @@ static void fmt_bytes(size_t b, char *buf, size_t n)
     snprintf(buf, n, "%zu B", b);
 }
 
-/* ---- the log of every measurement ------------------------------------------------------------------------------ */
+/* ---- the log of every measurement, and the ceiling cache ----------------------------------------------------- */
 
 typedef struct {
+    const char *backend;
     int threads;
     size_t bytes;
     hsdr_mode mode;
-    hsdr_bw_result result;
+    double bytes_per_s, rel_spread;
+    int reps;
 } bw_entry;
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static bw_entry *measured;   /* every measurement, in order */
+static bw_entry *measured; /* every measurement, in order */
 static int nmeasured, measured_cap;
-static bw_entry *cached;     /* hsdr_read_bandwidth_cached's entries, keyed by rounded bytes, threads, mode */
-static int ncached, cached_cap;
 
-static int append_entry(bw_entry **list, int *n, int *cap, const bw_entry *e)
+static int log_result(const hsdr_bw_result *r)
 {
-    if (*n == *cap) {
-        int grown = *cap ? *cap * 2 : 16;
-        bw_entry *g = realloc(*list, sizeof *g * (size_t)grown);
-        if (!g)
-            return -1;
-        *list = g;
-        *cap = grown;
+    pthread_mutex_lock(&log_lock);
+    int rc = 0;
+    if (nmeasured == measured_cap) {
+        int grown = measured_cap ? measured_cap * 2 : 16;
+        bw_entry *g = realloc(measured, sizeof *g * (size_t)grown);
+        if (g) {
+            measured = g;
+            measured_cap = grown;
+        } else {
+            rc = -1;
+        }
     }
-    (*list)[(*n)++] = *e;
-    return 0;
+    if (rc == 0)
+        measured[nmeasured++] = (bw_entry){r->backend, r->threads, r->bytes, r->mode, r->bytes_per_s,
+                                           r->time.rel_spread, r->time.reps};
+    pthread_mutex_unlock(&log_lock);
+    return rc;
 }
 
 cJSON *hsdr_bandwidth_log(void)
@@ -270,14 +269,31 @@ cJSON *hsdr_bandwidth_log(void)
         cJSON *o = cJSON_CreateObject();
         if (!o)
             break;
+        cJSON_AddStringToObject(o, "backend", measured[i].backend);
         cJSON_AddNumberToObject(o, "threads", measured[i].threads);
         cJSON_AddNumberToObject(o, "bytes", (double)measured[i].bytes);
         cJSON_AddStringToObject(o, "mode", hsdr_mode_name(measured[i].mode));
-        cJSON_AddNumberToObject(o, "bytes_per_s", measured[i].result.bytes_per_s);
+        cJSON_AddNumberToObject(o, "bytes_per_s", measured[i].bytes_per_s);
+        cJSON_AddNumberToObject(o, "rel_spread", measured[i].rel_spread);
+        cJSON_AddNumberToObject(o, "reps", measured[i].reps);
         cJSON_AddItemToArray(a, o);
     }
     pthread_mutex_unlock(&log_lock);
     return a;
+}
+
+/* Measure subject s (a read of r->bytes per launch) into r and log it. */
+static int measure_read(hsdr_subject *s, const hsdr_timing_policy *pol, hsdr_bw_result *r, char *err, size_t errlen)
+{
+    if (hsdr_measure(&s, 1, pol, &r->time, err, errlen) != 0)
+        return -1;
+    r->bytes_per_s = r->time.median > 0 ? (double)r->bytes / (r->time.median * 1e-9) : 0;
+    r->measured_at_ns = hsdr_now_ns();
+    if (log_result(r) != 0) {
+        hsdr_bw_result_free(r);
+        return hsdr_errorf(err, errlen, "read bandwidth: out of memory recording the measurement");
+    }
+    return 0;
 }
 
 int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
@@ -325,12 +341,10 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
     size_t alloc_bytes = (total + align - 1) / align * align;
     void *mem = NULL;
     thread_slot *slots = aligned_alloc(64, sizeof(thread_slot) * (size_t)nthreads);
-    double *samples = malloc(sizeof(double) * 2 * MAX_REPS);
-    if (!slots || !samples || posix_memalign(&mem, align, alloc_bytes) != 0) {
+    if (!slots || posix_memalign(&mem, align, alloc_bytes) != 0) {
         char total_text[32];
         fmt_bytes(total, total_text, sizeof total_text);
         free(slots);
-        free(samples);
         return hsdr_errorf(err, errlen, "read bandwidth: out of memory allocating %s (%d %s of %s, %s)", total_text,
                            copies, copies == 1 ? "copy" : "copies", size_text, hsdr_mode_name(mode));
     }
@@ -340,101 +354,102 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
 #endif
     memset(slots, 0, sizeof(thread_slot) * (size_t)nthreads);
     bw_task task = {.base = mem, .bytes = bytes, .stride = stride, .copies = copies, .first_copy = 0, .passes = 1,
-                    .init = 1, .kernel = chosen_kernel, .slots = slots};
+                    .init = 1, .kernel = chosen_kernel, .slots = slots, .pool = pool};
     hsdr_pool_run(pool, bw_thread, &task);
     task.init = 0;
-
-    /* warm-up: threads awake and spinning, data in cache (hot), clocks up; the passes per repetition follow the
-     * fastest pass so far */
-    for (int i = 0; i < 8; i++)
-        hsdr_pool_run(pool, nothing, NULL);
-    long warm_start = (long)hsdr_now_ns();
-    double fastest = 0; /* per pass; the fastest is the one a hiccup (preemption, interrupt) did not stretch */
-    for (int i = 0; i < WARMUP_MIN_REPS || (long)hsdr_now_ns() - warm_start < WARMUP_NS; i++) {
-        double per_pass = timed_rep(pool, &task);
-        if (i == 0 || per_pass < fastest)
-            fastest = per_pass;
-        double want = fastest > 0 ? REP_TARGET_NS / fastest : MAX_PASSES;
-        task.passes = want < 1 ? 1 : want > MAX_PASSES ? MAX_PASSES : (int)want + 1;
-    }
-
-    double *sorted = samples + MAX_REPS, spread = 0;
-    int reps = 0;
-    const char *stop = "max_reps";
-    long start = (long)hsdr_now_ns();
-    while (reps < MAX_REPS) {
-        samples[reps++] = timed_rep(pool, &task);
-        if (reps >= MIN_REPS) {
-            summarize(samples, reps, sorted, &spread);
-            if (spread < NOISE_TARGET) {
-                stop = "noise";
-                break;
-            }
-        }
-        if (reps >= MIN_REPS_AT_TIME_LIMIT && (long)hsdr_now_ns() - start >= TIME_LIMIT_NS) {
-            stop = "time_limit";
-            break;
-        }
-    }
-    double median = summarize(samples, reps, sorted, &spread);
+    hsdr_rotation rot = {.n = (size_t)copies};
+    hsdr_subject s = {.name = "read", .launch = bw_launch, .ctx = &task, .wake = pool, .rot = &rot, .count = 1};
+    const hsdr_timing_policy pol = hsdr_bw_policy(0);
+    out->backend = "cpu";
+    out->threads = nthreads;
+    out->mode = mode;
+    out->bytes = bytes;
+    out->buffers = copies;
+    out->footprint_bytes = total;
+    int rc = measure_read(&s, &pol, out, err, errlen);
     uint64_t sink = 0;
     for (int t = 0; t < nthreads; t++)
         sink += slots[t].sum;
     bw_sink += sink;
-
-    out->median_ns = median;
-    out->bytes_per_s = median > 0 ? (double)bytes / (median * 1e-9) : 0;
-    out->reps = reps;
-    out->rel_spread = spread;
-    out->passes_per_rep = task.passes;
-    out->buffers = copies;
-    out->footprint_bytes = total;
-    out->stop = stop;
     free(mem);
     free(slots);
-    free(samples);
-
-    bw_entry e = {.threads = nthreads, .bytes = bytes, .mode = mode, .result = *out};
-    pthread_mutex_lock(&log_lock);
-    int rc = append_entry(&measured, &nmeasured, &measured_cap, &e);
-    pthread_mutex_unlock(&log_lock);
-    if (rc != 0)
-        return hsdr_errorf(err, errlen, "read bandwidth: out of memory recording the measurement");
-    return 0;
+    return rc;
 }
 
-void hsdr_read_bandwidth_cache_clear(void)
-{
-    pthread_mutex_lock(&log_lock);
-    ncached = 0;
-    pthread_mutex_unlock(&log_lock);
-}
-
-int hsdr_read_bandwidth_cached(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
+int hsdr_device_read_bandwidth(const hsdr_variant *v, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                                size_t errlen)
 {
-    if (bytes == 0 || bytes > MAX_WORKING_SET || !pool)
-        return hsdr_read_bandwidth(pool, bytes, mode, out, err, errlen); /* the same message */
-    size_t rounded = 1;
-    while (rounded < bytes)
-        rounded <<= 1;
-    int nthreads = hsdr_pool_threads(pool);
-    pthread_mutex_lock(&log_lock);
-    for (int i = 0; i < ncached; i++)
-        if (cached[i].bytes == rounded && cached[i].threads == nthreads && cached[i].mode == mode) {
-            *out = cached[i].result;
-            pthread_mutex_unlock(&log_lock);
-            return 0;
-        }
-    pthread_mutex_unlock(&log_lock);
-    if (hsdr_read_bandwidth(pool, rounded, mode, out, err, errlen) != 0)
+    const hsdr_device_ops *d = v->device;
+    memset(out, 0, sizeof *out);
+    if (bytes < 16)
+        return hsdr_errorf(err, errlen, "device read bandwidth: working set of %zu bytes: expected at least 16", bytes);
+    const size_t copies = mode == HSDR_MODE_COLD ? 3 * d->l2_bytes() / bytes + 2 : 1;
+    hsdr_device_run *run = NULL;
+    char why[256] = "";
+    if (d->read_create(bytes, (int)copies, &run, why, sizeof why) != 0)
+        return hsdr_errorf(err, errlen, "device read bandwidth: %s", why);
+    hsdr_rotation rot = {.n = copies};
+    hsdr_subject s = {.name = "read", .dev = d, .run = run, .stage = -1, .rot = &rot, .count = 1};
+    const hsdr_timing_policy pol = hsdr_bw_policy(1);
+    out->backend = v->backend;
+    out->mode = mode;
+    out->bytes = bytes;
+    out->buffers = (int)copies;
+    out->footprint_bytes = copies * bytes;
+    int rc = measure_read(&s, &pol, out, err, errlen);
+    d->destroy(run);
+    return rc;
+}
+
+/* The cache of hsdr_ceiling: the latest measurement per (backend, bytes, mode, threads). */
+static hsdr_bw_result *cache;
+static int ncache, cache_cap;
+
+void hsdr_ceiling_cache_clear(void)
+{
+    for (int i = 0; i < ncache; i++)
+        hsdr_bw_result_free(&cache[i]);
+    free(cache);
+    cache = NULL;
+    ncache = cache_cap = 0;
+}
+
+int hsdr_ceiling(const hsdr_variant *v, hsdr_pool *pool, size_t bytes, hsdr_mode mode, double max_age_s,
+                 const hsdr_bw_result **out, char *err, size_t errlen)
+{
+    const int device = v && v->device;
+    const char *backend = device ? v->backend : "cpu";
+    const int threads = device ? 0 : hsdr_pool_threads(pool);
+    int slot = -1;
+    for (int i = 0; i < ncache && slot < 0; i++)
+        if (strcmp(cache[i].backend, backend) == 0 && cache[i].bytes == bytes && cache[i].mode == mode &&
+            cache[i].threads == threads)
+            slot = i;
+    if (slot >= 0 && (hsdr_now_ns() - cache[slot].measured_at_ns) * 1e-9 <= max_age_s) {
+        *out = &cache[slot];
+        return 0;
+    }
+    hsdr_bw_result r;
+    if ((device ? hsdr_device_read_bandwidth(v, bytes, mode, &r, err, errlen)
+                : hsdr_read_bandwidth(pool, bytes, mode, &r, err, errlen)) != 0)
         return -1;
-    bw_entry e = {.threads = nthreads, .bytes = rounded, .mode = mode, .result = *out};
-    pthread_mutex_lock(&log_lock);
-    int rc = append_entry(&cached, &ncached, &cached_cap, &e);
-    pthread_mutex_unlock(&log_lock);
-    if (rc != 0)
-        return hsdr_errorf(err, errlen, "read bandwidth: out of memory recording the measurement");
+    if (slot < 0) {
+        if (ncache == cache_cap) {
+            int grown = cache_cap ? 2 * cache_cap : 16;
+            hsdr_bw_result *g = realloc(cache, sizeof *g * (size_t)grown);
+            if (!g) {
+                hsdr_bw_result_free(&r);
+                return hsdr_errorf(err, errlen, "read bandwidth: out of memory caching the measurement");
+            }
+            cache = g;
+            cache_cap = grown;
+        }
+        slot = ncache++;
+    } else {
+        hsdr_bw_result_free(&cache[slot]);
+    }
+    cache[slot] = r;
+    *out = &cache[slot];
     return 0;
 }
 
@@ -497,38 +512,40 @@ static int cmp_size_item(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_json_row(int threads, const char *pinning, const size_item *size, hsdr_mode mode,
+/* One measurement as a line of schema hsdr-bandwidth/2 (docs/results-schema.md). */
+static void print_json_row(const hsdr_variant *device, const char *pinning, const size_item *size,
                            const hsdr_bw_result *r, const cJSON *context)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return;
-    cJSON_AddStringToObject(o, "schema", "hsdr-bandwidth/1");
-    cJSON_AddNumberToObject(o, "threads", threads);
+    cJSON_AddStringToObject(o, "schema", "hsdr-bandwidth/2");
+    cJSON_AddStringToObject(o, "backend", r->backend);
+    if (device)
+        cJSON_AddStringToObject(o, "device", device->device->describe());
+    cJSON_AddNumberToObject(o, "threads", r->threads);
     cJSON_AddNumberToObject(o, "bytes", (double)size->bytes);
     if (size->label)
         cJSON_AddStringToObject(o, "size_label", size->label);
-    cJSON_AddStringToObject(o, "mode", hsdr_mode_name(mode));
+    cJSON_AddStringToObject(o, "mode", hsdr_mode_name(r->mode));
     cJSON_AddNumberToObject(o, "bytes_per_s", r->bytes_per_s);
     cJSON_AddNumberToObject(o, "gb_per_s", r->bytes_per_s * 1e-9);
-    cJSON_AddNumberToObject(o, "median_ns", r->median_ns);
-    cJSON_AddNumberToObject(o, "rel_spread", r->rel_spread);
-    cJSON_AddNumberToObject(o, "reps", r->reps);
-    cJSON_AddStringToObject(o, "stop", r->stop);
-    cJSON_AddNumberToObject(o, "passes_per_rep", r->passes_per_rep);
+    hsdr_results_add_time(o, "time_ns", &r->time, "samples_ns"); /* ns per read of the working set */
     cJSON_AddNumberToObject(o, "buffers", r->buffers);
     cJSON_AddNumberToObject(o, "footprint_bytes", (double)r->footprint_bytes);
     if (r->note[0])
         cJSON_AddStringToObject(o, "note", r->note);
-    cJSON_AddStringToObject(o, "kernel", hsdr_bw_kernel_name());
-    cJSON_AddStringToObject(o, "pinning", pinning);
+    if (!device) {
+        cJSON_AddStringToObject(o, "kernel", hsdr_bw_kernel_name());
+        cJSON_AddStringToObject(o, "pinning", pinning);
+    }
     if (context)
         cJSON_AddItemToObject(o, "context", cJSON_Duplicate(context, 1));
-    char *txt = cJSON_PrintUnformatted(o);
+    char *txt = hsdr_results_print(o);
     if (txt)
         printf("%s\n", txt);
     fflush(stdout);
-    cJSON_free(txt);
+    free(txt);
     cJSON_Delete(o);
 }
 
@@ -583,47 +600,40 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
         fprintf(stderr, "hsdr bandwidth: backend %s unavailable here: %s\n", backend, why);
         return HSDR_EXIT_FAIL;
     }
+    cJSON *context = json ? hsdr_machine_context() : NULL;
     if (!json)
         printf("%s streaming read (16-byte loads, timed by the device's clock; cold: rotating over more than 3x the "
-               "L2 of %zu MiB), median of 30 launches\n%-14s", v->device->describe(), v->device->l2_bytes() >> 20,
+               "L2 of %zu MiB), median of the launches\n%-14s", v->device->describe(), v->device->l2_bytes() >> 20,
                "bytes");
     for (int m = 0; m < nmodes && !json; m++)
         printf(" %12s", hsdr_mode_name(modes[m]));
     if (!json)
         printf("\n");
     char err[512];
-    for (int s = 0; s < nsizes; s++) {
+    int rc = HSDR_EXIT_OK;
+    for (int s = 0; s < nsizes && rc == HSDR_EXIT_OK; s++) {
         char text[32];
         fmt_bytes(sizes[s].bytes, text, sizeof text);
         if (!json)
             printf("%-14s", text);
         for (int m = 0; m < nmodes; m++) {
-            double bps;
-            if (v->device->read_bandwidth(sizes[s].bytes, modes[m] == HSDR_MODE_COLD, &bps, err, sizeof err) != 0) {
+            hsdr_bw_result r;
+            if (hsdr_device_read_bandwidth(v, sizes[s].bytes, modes[m], &r, err, sizeof err) != 0) {
                 fprintf(stderr, "hsdr bandwidth: %s\n", err);
-                return HSDR_EXIT_FAIL;
+                rc = HSDR_EXIT_FAIL;
+                break;
             }
-            if (json) {
-                cJSON *o = cJSON_CreateObject();
-                cJSON_AddStringToObject(o, "schema", "hsdr-bandwidth/1");
-                cJSON_AddStringToObject(o, "backend", backend);
-                cJSON_AddStringToObject(o, "device", v->device->describe());
-                cJSON_AddNumberToObject(o, "bytes", (double)sizes[s].bytes);
-                cJSON_AddStringToObject(o, "mode", hsdr_mode_name(modes[m]));
-                cJSON_AddNumberToObject(o, "bytes_per_s", bps);
-                cJSON_AddNumberToObject(o, "gb_per_s", bps / 1e9);
-                char *txt = cJSON_PrintUnformatted(o);
-                printf("%s\n", txt ? txt : "{}");
-                cJSON_free(txt);
-                cJSON_Delete(o);
-            } else {
-                printf(" %9.1f GB/s", bps / 1e9);
-            }
+            if (json)
+                print_json_row(v, NULL, &sizes[s], &r, context);
+            else
+                printf(" %7.1f GB/s%c", r.bytes_per_s / 1e9, r.time.rel_spread > NOISE_TARGET ? '*' : ' ');
+            hsdr_bw_result_free(&r);
         }
         if (!json)
             printf("\n");
     }
-    return HSDR_EXIT_OK;
+    cJSON_Delete(context);
+    return rc;
 }
 
 int hsdr_cmd_bandwidth(int argc, char **argv)
@@ -739,7 +749,7 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                     break;
                 }
                 if (json)
-                    print_json_row(threads[t], pinning[t], &sizes[s], modes[m], r, context);
+                    print_json_row(NULL, pinning[t], &sizes[s], r, context);
             }
         hsdr_pool_destroy(pool);
         if (rc != HSDR_EXIT_OK)
@@ -772,16 +782,16 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
             for (int m = 0; m < nmodes; m++) {
                 const hsdr_bw_result *r =
                     &results[((size_t)t * (size_t)nsizes + (size_t)s) * (size_t)nmodes + (size_t)m];
-                int mark = r->rel_spread >= NOISE_TARGET;
+                int mark = r->time.rel_spread > NOISE_TARGET;
                 noisy |= mark;
                 printf(" %8.1f%c", r->bytes_per_s * 1e-9, mark ? '*' : ' ');
             }
         printf("\n");
     }
     if (noisy)
-        printf("* relative spread (p90 - p10) / median still above %.0f%% when the time (%.1f s) or repetition limit "
+        printf("* relative spread (p75 - p25) / median still above %.0f%% when the time (%.1f s) or repetition limit "
                "stopped it: read as approximate\n",
-               NOISE_TARGET * 100, TIME_LIMIT_NS * 1e-9);
+               NOISE_TARGET * 100, TIME_LIMIT_S);
     for (size_t c = 0; c < cells; c++)
         if (results[c].note[0]) {
             printf("note: %s\n", results[c].note);
@@ -789,6 +799,8 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
         }
 out:
     cJSON_Delete(context);
+    for (size_t c = 0; results && c < cells; c++)
+        hsdr_bw_result_free(&results[c]);
     free(results);
     free(pinning);
     return rc;

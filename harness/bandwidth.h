@@ -6,9 +6,9 @@
  *   hot   the same buffer again and again: cache-resident when it fits
  *   cold  rotating copies of the working set whose total exceeds 4x the last-level cache (capped at 1 GiB), each
  *         read once per rotation, so reads come from DRAM (a working set above 4x LLC is cold by itself: one copy)
- * One repetition reads the working set `passes` times inside one hsdr_pool_run (passes chosen so that a repetition
- * lasts >= 200 us, which keeps the ~1 us dispatch out of the figure); repetitions run until the relative spread
- * (p90 - p10) / median of the per-pass times is below 2% (at least 5), or 0.3 s, or 3000 repetitions. */
+ * One launch reads the working set once; a host sample runs `passes` launches inside one hsdr_pool_run. Timed by the
+ * engine of harness/timing.c like every kernel (hsdr_bw_policy). Device backends read with their own streaming
+ * kernel (hsdr_device_ops.read_create), timed the same way. */
 #ifndef HSDR_BANDWIDTH_H
 #define HSDR_BANDWIDTH_H
 #include <cjson/cJSON.h>
@@ -17,34 +17,48 @@
 
 #include "case.h"
 #include "threads.h"
+#include "timing.h"
 
 typedef struct {
-    double bytes_per_s;     /* bytes / median_ns */
-    double median_ns;       /* median time to read the working set once (all threads) */
-    int reps;               /* timed repetitions */
-    double rel_spread;      /* (p90 - p10) / median of the repetitions */
-    int passes_per_rep;     /* reads of the working set per repetition */
+    const char *backend;    /* "cpu", or the device variant's backend */
+    int threads;            /* host: the pool's threads; device: 0 */
+    hsdr_mode mode;
+    size_t bytes;           /* the working set: bytes read per launch */
+    double bytes_per_s;     /* bytes / time.median */
+    hsdr_stats time;        /* ns per read of the working set, from harness/timing.c (samples owned here) */
     int buffers;            /* copies in the rotation: 1 for hot */
-    size_t footprint_bytes; /* memory read across the rotation: buffers x working set (rounded to 64 bytes) */
-    const char *stop;       /* "noise" | "time_limit" | "max_reps" (static string) */
+    size_t footprint_bytes; /* memory read across the rotation: buffers x working set */
+    double measured_at_ns;  /* hsdr_now_ns() at the end of the measurement */
     char note[256];         /* "" or why the cold rotation is not what was asked (capped at 1 GiB) */
 } hsdr_bw_result;
+void hsdr_bw_result_free(hsdr_bw_result *r);
 
-/* Read bandwidth of `bytes` (>= 1) over the pool's threads in mode hot or cold. 0, or -1 with a message in err (out
- * of memory, bad argument). Call from the pool's creating thread. Every measurement goes into hsdr_bandwidth_log. */
+/* The policy of a read measurement: warm-up (the passes per launch calibrated so a host sample lasts >= 200 us,
+ * which keeps the ~1 us pool dispatch out of the figure; a device sample is one launch, like a kernel's), then
+ * repetitions until (p75 - p25) / median <= 2%, 0.3 s or 300 repetitions (every row that uses a ceiling carries
+ * its samples: a few hundred give its median well inside the 2%). */
+hsdr_timing_policy hsdr_bw_policy(int device);
+
+/* Read bandwidth of `bytes` (>= 1) over the pool's threads in mode hot or cold, timed by harness/timing.c. 0, or -1
+ * with a message in err (out of memory, bad argument). Call from the pool's creating thread. Every measurement
+ * goes into hsdr_bandwidth_log. out owns its samples (hsdr_bw_result_free). */
 int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                         size_t errlen);
-
-/* Cached: (bytes rounded up to a power of two, threads, mode) is measured once, at the rounded size, until the
- * cache is cleared. */
-int hsdr_read_bandwidth_cached(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
+/* The same on a device: its plain streaming read (read_create), one launch per sample, cold rotating over more than
+ * 3x its L2. */
+int hsdr_device_read_bandwidth(const hsdr_variant *v, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                                size_t errlen);
-/* Forget the cached measurements: `hsdr run` clears them at every new input configuration, so each case's ceiling
- * is measured minutes, not the whole run, away from it (a shared machine's bandwidth drifts). */
-void hsdr_read_bandwidth_cache_clear(void);
 
-/* Every measurement made so far in this process, in order: a new JSON array of
- * {"threads", "bytes", "mode", "bytes_per_s"} (the context's "ceilings"). Caller deletes. */
+/* The ceiling of the rows of one run: a read of `bytes` in mode on device variant v's device (v NULL or host: the
+ * pool's threads), measured once per (backend, bytes, mode, threads) and reused by every case of that size until it
+ * is older than max_age_s, then measured again (a shared machine's bandwidth drifts). *out points into the cache
+ * (valid until hsdr_ceiling_cache_clear). 0, or -1 with a message. */
+int hsdr_ceiling(const hsdr_variant *v, hsdr_pool *pool, size_t bytes, hsdr_mode mode, double max_age_s,
+                 const hsdr_bw_result **out, char *err, size_t errlen);
+void hsdr_ceiling_cache_clear(void);
+
+/* Every measurement made so far in this process, in order: a new JSON array of {"backend", "threads", "bytes",
+ * "mode", "bytes_per_s", "rel_spread", "reps"} (the context's "ceilings"). Caller deletes. */
 cJSON *hsdr_bandwidth_log(void);
 
 /* The read kernel, exposed for tests: the sum (mod 2^64) of the buffer's little-endian 64-bit words, the last partial

@@ -22,40 +22,6 @@ const char *hsdr_verdict_name(hsdr_verdict v)
 
 /* ---- statistics -------------------------------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* Median of sorted x[0..n-1]. */
-static double sorted_median(const double *x, size_t n)
-{
-    return n & 1 ? x[n / 2] : x[n / 2 - 1] + (x[n / 2] - x[n / 2 - 1]) / 2;
-}
-
-/* Median of one bootstrap resample of sorted x: draw n indices with replacement, count them, and walk the counts to
- * the middle rank(s) -- O(n), no sorting per resample. */
-static double resample_median(const double *sorted, size_t n, uint32_t *counts, uint64_t *rng)
-{
-    memset(counts, 0, n * sizeof *counts);
-    for (size_t i = 0; i < n; i++)
-        counts[((splitmix64(rng) >> 32) * (uint64_t)n) >> 32]++;
-    size_t lo_rank = (n - 1) / 2, hi_rank = n / 2, cum = 0;
-    double lo = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        size_t next = cum + counts[i];
-        if (lo_rank >= cum && lo_rank < next)
-            lo = sorted[i];
-        if (hi_rank >= cum && hi_rank < next)
-            return lo + (sorted[i] - lo) / 2;
-        cum = next;
-    }
-    return lo; /* not reached: the counts sum to n */
-}
-
 static int usable(const double *x, size_t n)
 {
     if (!x || n < HSDR_COMPARE_MIN_SAMPLES)
@@ -66,43 +32,114 @@ static int usable(const double *x, size_t n)
     return 1;
 }
 
-hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, size_t nb, double threshold,
-                                  double confidence, double *ratio, double *lo, double *hi)
+/* A figure's sorted samples (num, and den when it is a quotient) and the bootstrap scratch. */
+typedef struct {
+    double *num, *den;
+    size_t nn, nd;
+    double scale;
+    const double *raw;  /* num in its own order, for a block resample */
+    const int *blocks;
+    int nblocks;
+    double *scratch;    /* a block resample */
+} sorted_figure;
+
+static void figure_free(sorted_figure *s)
+{
+    free(s->num);
+    free(s->den);
+    free(s->scratch);
+}
+
+static int figure_sort(const hsdr_figure *f, sorted_figure *s)
+{
+    memset(s, 0, sizeof *s);
+    s->nn = f->n;
+    s->nd = f->den ? f->nd : 0;
+    s->scale = f->den ? f->den_scale : 1.0;
+    s->num = malloc(f->n * sizeof *s->num);
+    s->den = s->nd ? malloc(s->nd * sizeof *s->den) : NULL;
+    size_t in_blocks = 0;
+    for (int k = 0; f->blocks && k < f->nblocks; k++)
+        in_blocks += f->blocks[k] > 0 ? (size_t)f->blocks[k] : f->n + 1;
+    if (f->blocks && f->nblocks > 1 && in_blocks == f->n) {
+        s->raw = f->num;
+        s->blocks = f->blocks;
+        s->nblocks = f->nblocks;
+        s->scratch = malloc(hsdr_blocks_total(f->blocks, f->nblocks) * sizeof *s->scratch);
+    }
+    if (!s->num || (s->nd && !s->den) || (s->blocks && !s->scratch)) {
+        figure_free(s);
+        return -1;
+    }
+    memcpy(s->num, f->num, f->n * sizeof *s->num);
+    qsort(s->num, s->nn, sizeof *s->num, hsdr_cmp_double);
+    if (s->nd) {
+        memcpy(s->den, f->den, s->nd * sizeof *s->den);
+        qsort(s->den, s->nd, sizeof *s->den, hsdr_cmp_double);
+    }
+    return 0;
+}
+
+static double figure_value(const sorted_figure *s)
+{
+    double v = hsdr_sorted_median(s->num, s->nn);
+    return s->nd ? v / (hsdr_sorted_median(s->den, s->nd) * s->scale) : v;
+}
+
+static double figure_resample(const sorted_figure *s, uint32_t *counts, uint64_t *rng)
+{
+    double v = s->blocks ? hsdr_block_resample_median(s->raw, s->blocks, s->nblocks, s->scratch, rng)
+                         : hsdr_resample_median(s->num, s->nn, counts, rng);
+    return s->nd ? v / (hsdr_resample_median(s->den, s->nd, counts, rng) * s->scale) : v;
+}
+
+/* The value of a figure (NaN when out of memory). */
+static double figure_of(const hsdr_figure *f)
+{
+    sorted_figure s;
+    if (!f->num || f->n == 0 || figure_sort(f, &s) != 0)
+        return NAN;
+    const double v = figure_value(&s);
+    figure_free(&s);
+    return v;
+}
+
+static int figure_usable(const hsdr_figure *f)
+{
+    return usable(f->num, f->n) && (!f->den || (usable(f->den, f->nd) && f->den_scale > 0.0));
+}
+
+hsdr_verdict hsdr_compare_figures(const hsdr_figure *a, const hsdr_figure *b, double threshold, double confidence,
+                                  double *ratio, double *lo, double *hi)
 {
     double r = NAN, l = 0.0, h = INFINITY;
     hsdr_verdict v = HSDR_AMBIGUOUS;
-    double *sa = NULL, *sb = NULL, *boot = NULL;
+    sorted_figure sa = {0}, sb = {0};
+    double *boot = NULL;
     uint32_t *counts = NULL;
-    if (!(threshold > 0.0 && threshold < 1.0 && confidence > 0.0 && confidence < 1.0) || !usable(a, na) ||
-        !usable(b, nb)) {
-        /* the ratio of medians still, when it can be formed: a report may show it, never a verdict on it */
-        if (a && b && na > 0 && nb > 0 && (sa = malloc(na * sizeof *sa)) && (sb = malloc(nb * sizeof *sb))) {
-            memcpy(sa, a, na * sizeof *sa);
-            memcpy(sb, b, nb * sizeof *sb);
-            qsort(sa, na, sizeof *sa, hsdr_cmp_double);
-            qsort(sb, nb, sizeof *sb, hsdr_cmp_double);
-            double ma = sorted_median(sa, na), mb = sorted_median(sb, nb);
-            if (ma > 0.0 && isfinite(ma) && isfinite(mb))
-                r = mb / ma;
-        }
-        goto out;
+    const int have_a = a->num && a->n > 0 && figure_sort(a, &sa) == 0;
+    const int have_b = have_a && b->num && b->n > 0 && figure_sort(b, &sb) == 0;
+    if (have_b) {
+        const double fa = figure_value(&sa), fb = figure_value(&sb);
+        if (fa > 0.0 && isfinite(fa) && isfinite(fb))
+            r = fb / fa; /* a report may show it; a verdict needs the checks below */
     }
-    sa = malloc(na * sizeof *sa);
-    sb = malloc(nb * sizeof *sb);
-    boot = malloc(HSDR_COMPARE_RESAMPLES * sizeof *boot);
-    counts = malloc((na > nb ? na : nb) * sizeof *counts);
-    if (!sa || !sb || !boot || !counts)
+    if (!have_b || !(threshold > 0.0 && threshold < 1.0 && confidence > 0.0 && confidence < 1.0) ||
+        !figure_usable(a) || !figure_usable(b))
         goto out;
-    memcpy(sa, a, na * sizeof *sa);
-    memcpy(sb, b, nb * sizeof *sb);
-    qsort(sa, na, sizeof *sa, hsdr_cmp_double);
-    qsort(sb, nb, sizeof *sb, hsdr_cmp_double);
-    r = sorted_median(sb, nb) / sorted_median(sa, na);
+    size_t most = sa.nn;
+    most = sa.nd > most ? sa.nd : most;
+    most = sb.nn > most ? sb.nn : most;
+    most = sb.nd > most ? sb.nd : most;
+    boot = malloc(HSDR_COMPARE_RESAMPLES * sizeof *boot);
+    counts = malloc(most * sizeof *counts);
+    if (!boot || !counts)
+        goto out;
     uint64_t rng = HSDR_COMPARE_SEED;
     for (size_t i = 0; i < HSDR_COMPARE_RESAMPLES; i++) {
-        double ma = resample_median(sa, na, counts, &rng);
-        double mb = resample_median(sb, nb, counts, &rng);
-        boot[i] = mb / ma;
+        double fa = figure_resample(&sa, counts, &rng);
+        double fb = figure_resample(&sb, counts, &rng);
+        boot[i] = fb / fa;
     }
     qsort(boot, HSDR_COMPARE_RESAMPLES, sizeof *boot, hsdr_cmp_double);
     l = hsdr_quantile(boot, HSDR_COMPARE_RESAMPLES, (1.0 - confidence) / 2);
@@ -116,8 +153,10 @@ hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, s
     else
         v = HSDR_AMBIGUOUS;
 out:
-    free(sa);
-    free(sb);
+    if (have_a)
+        figure_free(&sa);
+    if (have_b)
+        figure_free(&sb);
     free(boot);
     free(counts);
     if (ratio)
@@ -127,6 +166,13 @@ out:
     if (hi)
         *hi = h;
     return v;
+}
+
+hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, size_t nb, double threshold,
+                                  double confidence, double *ratio, double *lo, double *hi)
+{
+    const hsdr_figure fa = {a, na, NULL, 0, 1.0, NULL, 0}, fb = {b, nb, NULL, 0, 1.0, NULL, 0};
+    return hsdr_compare_figures(&fa, &fb, threshold, confidence, ratio, lo, hi);
 }
 
 /* ---- the command ------------------------------------------------------------------------------------------------- */
@@ -220,11 +266,11 @@ static const cJSON *find_key(const results_file *f, const char *key)
     return NULL;
 }
 
-/* The raw samples of a row with status ok; NULL with the reason in why when it has none usable. Caller frees. */
-static double *row_samples(const cJSON *row, const char *side, size_t *n, char *why, size_t whylen)
+/* The numbers of array `field` (a dotted path) of a row with status ok; NULL with the reason in why when it has none
+ * usable. Caller frees. */
+static double *row_array(const cJSON *row, const char *field, const char *side, size_t *n, char *why, size_t whylen)
 {
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(row, "status");
-    const cJSON *samples = cJSON_GetObjectItemCaseSensitive(row, "samples_ns");
     if (!cJSON_IsString(status)) {
         snprintf(why, whylen, "%s has no status", side);
         return NULL;
@@ -233,13 +279,18 @@ static double *row_samples(const cJSON *row, const char *side, size_t *n, char *
         snprintf(why, whylen, "%s status %s", side, status->valuestring);
         return NULL;
     }
+    const cJSON *samples = row;
+    char path[64];
+    snprintf(path, sizeof path, "%s", field);
+    for (char *save = NULL, *t = strtok_r(path, ".", &save); t; t = strtok_r(NULL, ".", &save))
+        samples = cJSON_IsObject(samples) ? cJSON_GetObjectItemCaseSensitive(samples, t) : NULL;
     if (!cJSON_IsArray(samples)) {
-        snprintf(why, whylen, "%s has no samples_ns", side);
+        snprintf(why, whylen, "%s has no %s", side, field);
         return NULL;
     }
     size_t count = (size_t)cJSON_GetArraySize(samples);
     if (count < HSDR_COMPARE_MIN_SAMPLES) {
-        snprintf(why, whylen, "%s has %zu samples (needs %d)", side, count, HSDR_COMPARE_MIN_SAMPLES);
+        snprintf(why, whylen, "%s has %zu %s (needs %d)", side, count, field, HSDR_COMPARE_MIN_SAMPLES);
         return NULL;
     }
     double *x = malloc(count * sizeof *x);
@@ -252,7 +303,7 @@ static double *row_samples(const cJSON *row, const char *side, size_t *n, char *
     cJSON_ArrayForEach(s, samples)
     {
         if (!cJSON_IsNumber(s) || !(s->valuedouble > 0.0) || !isfinite(s->valuedouble)) {
-            snprintf(why, whylen, "%s samples_ns[%zu] is not a positive number", side, i);
+            snprintf(why, whylen, "%s %s[%zu] is not a positive number", side, field, i);
             free(x);
             return NULL;
         }
@@ -260,6 +311,90 @@ static double *row_samples(const cJSON *row, const char *side, size_t *n, char *
     }
     *n = count;
     return x;
+}
+
+/* What a key's rows are compared on: each time over its own run's production variant of the same round (paired),
+ * over its own run's ceiling (a production row has no production to pair with), or the raw times (--raw, and rows
+ * of older files that carry neither). Both rows of a key must have the figure. */
+typedef enum { FIGURE_PAIRED, FIGURE_CEILING, FIGURE_RAW } figure_kind;
+static const char *const figure_names[] = {"paired", "ceiling", "raw"};
+
+static int has_array(const cJSON *row, const char *a, const char *b)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(row, a);
+    if (b)
+        o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, b) : NULL;
+    return cJSON_IsArray(o);
+}
+
+static figure_kind figure_for(const cJSON *ra, const cJSON *rb, int raw)
+{
+    if (raw)
+        return FIGURE_RAW;
+    if (has_array(ra, "ratio_to_production_samples", NULL) && has_array(rb, "ratio_to_production_samples", NULL))
+        return FIGURE_PAIRED;
+    if (has_array(ra, "ceiling", "samples_ns") && has_array(rb, "ceiling", "samples_ns"))
+        return FIGURE_CEILING;
+    return FIGURE_RAW;
+}
+
+/* The rounds of each visit of a row (rounds_per_visit), when it has several that add up to n; else NULL. Caller
+ * frees. */
+static int *row_blocks(const cJSON *row, size_t n, int *nb)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(row, "rounds_per_visit"), *e;
+    const int count = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    int *b = count > 1 ? malloc(sizeof(int) * (size_t)count) : NULL;
+    size_t sum = 0;
+    int k = 0;
+    if (!b)
+        return NULL;
+    cJSON_ArrayForEach(e, a)
+    {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1) || e->valuedouble > (double)n)
+            break;
+        sum += (size_t)(b[k++] = (int)e->valuedouble);
+    }
+    if (k != count || sum != n) {
+        free(b);
+        return NULL;
+    }
+    *nb = count;
+    return b;
+}
+
+/* The figure of kind k of one row (arrays owned by the caller: free num, den and blocks). 0, or -1 with why. */
+static int row_figure(const cJSON *row, figure_kind k, const char *side, hsdr_figure *f, char *why, size_t whylen)
+{
+    memset(f, 0, sizeof *f);
+    f->den_scale = 1.0;
+    if (k == FIGURE_PAIRED) {
+        f->num = row_array(row, "ratio_to_production_samples", side, &f->n, why, whylen);
+        if (f->num)
+            f->blocks = row_blocks(row, f->n, &f->nblocks);
+        return f->num ? 0 : -1;
+    }
+    if (!(f->num = row_array(row, "samples_ns", side, &f->n, why, whylen)))
+        return -1;
+    f->blocks = row_blocks(row, f->n, &f->nblocks);
+    if (k == FIGURE_RAW)
+        return 0;
+    /* time / floor: the ceiling's samples are reads of ceiling.bytes; the floor reads weight_bytes at that rate */
+    const cJSON *wb = cJSON_GetObjectItemCaseSensitive(row, "weight_bytes");
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "ceiling"), "bytes");
+    if (!cJSON_IsNumber(wb) || !cJSON_IsNumber(cb) || !(cb->valuedouble > 0)) {
+        snprintf(why, whylen, "%s has no weight_bytes or ceiling.bytes", side);
+        free((double *)f->num);
+        free((int *)f->blocks);
+        return -1;
+    }
+    f->den_scale = wb->valuedouble / cb->valuedouble;
+    if (!(f->den = row_array(row, "ceiling.samples_ns", side, &f->nd, why, whylen))) {
+        free((double *)f->num);
+        free((int *)f->blocks);
+        return -1;
+    }
+    return 0;
 }
 
 /* 4 significant digits in ns, us, ms or s. */
@@ -278,29 +413,44 @@ static void format_time(double ns, char *buf, size_t n)
 typedef struct {
     const char *key;
     int outcome;
-    double median_a, median_b, ratio, lo, hi;
+    figure_kind kind;
+    double median_a, median_b; /* raw medians, ns */
+    double figure_a, figure_b, ratio, lo, hi;
     size_t na, nb;
     char why[160];
 } comparison;
 
-static void compare_one(comparison *c, const cJSON *ra, const cJSON *rb, double threshold, double confidence)
+static double raw_median(const cJSON *row)
 {
-    size_t na = 0, nb = 0;
-    double *a = row_samples(ra, "A", &na, c->why, sizeof c->why);
-    double *b = a ? row_samples(rb, "B", &nb, c->why, sizeof c->why) : NULL;
-    if (!a || !b) {
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "time_ns"), "median");
+    return cJSON_IsNumber(m) ? m->valuedouble : NAN;
+}
+
+static void compare_one(comparison *c, const cJSON *ra, const cJSON *rb, int raw, double threshold, double confidence)
+{
+    hsdr_figure a, b;
+    c->kind = figure_for(ra, rb, raw);
+    if (row_figure(ra, c->kind, "A", &a, c->why, sizeof c->why) != 0) {
+        c->outcome = NOT_COMPARABLE;
+        return;
+    }
+    if (row_figure(rb, c->kind, "B", &b, c->why, sizeof c->why) != 0) {
         c->outcome = NOT_COMPARABLE;
     } else {
-        c->outcome = (int)hsdr_compare_samples(a, na, b, nb, threshold, confidence, &c->ratio, &c->lo, &c->hi);
-        qsort(a, na, sizeof *a, hsdr_cmp_double);
-        qsort(b, nb, sizeof *b, hsdr_cmp_double);
-        c->median_a = sorted_median(a, na);
-        c->median_b = sorted_median(b, nb);
-        c->na = na;
-        c->nb = nb;
+        c->outcome = (int)hsdr_compare_figures(&a, &b, threshold, confidence, &c->ratio, &c->lo, &c->hi);
+        c->median_a = raw_median(ra);
+        c->median_b = raw_median(rb);
+        c->figure_a = figure_of(&a);
+        c->figure_b = figure_of(&b);
+        c->na = a.n;
+        c->nb = b.n;
+        free((double *)b.num);
+        free((double *)b.den);
+        free((int *)b.blocks);
     }
-    free(a);
-    free(b);
+    free((double *)a.num);
+    free((double *)a.den);
+    free((int *)a.blocks);
 }
 
 static void print_json(const comparison *c)
@@ -309,6 +459,9 @@ static void print_json(const comparison *c)
     cJSON_AddStringToObject(o, "key", c->key);
     cJSON_AddStringToObject(o, "verdict", outcome_name(c->outcome));
     if (c->outcome < NOT_COMPARABLE) {
+        cJSON_AddStringToObject(o, "figure", figure_names[c->kind]);
+        cJSON_AddNumberToObject(o, "figure_a", c->figure_a);
+        cJSON_AddNumberToObject(o, "figure_b", c->figure_b);
         cJSON_AddNumberToObject(o, "median_a_ns", c->median_a);
         cJSON_AddNumberToObject(o, "median_b_ns", c->median_b);
         cJSON_AddNumberToObject(o, "ratio", c->ratio);
@@ -325,16 +478,27 @@ static void print_json(const comparison *c)
     cJSON_Delete(o);
 }
 
+/* A figure for the text report: a time, or a ratio to production / to the floor. */
+static void format_figure(figure_kind k, double v, char *buf, size_t n)
+{
+    if (k == FIGURE_RAW)
+        format_time(v, buf, n);
+    else
+        snprintf(buf, n, "%.4fx", v);
+}
+
 static void print_text(const comparison *c, int key_width)
 {
-    char ma[32] = "-", mb[32] = "-", ratio[32] = "-", interval[64] = "-";
+    char fa[32] = "-", fb[32] = "-", ratio[32] = "-", interval[64] = "-";
+    const char *kind = "-";
     if (c->outcome < NOT_COMPARABLE) {
-        format_time(c->median_a, ma, sizeof ma);
-        format_time(c->median_b, mb, sizeof mb);
+        kind = figure_names[c->kind];
+        format_figure(c->kind, c->figure_a, fa, sizeof fa);
+        format_figure(c->kind, c->figure_b, fb, sizeof fb);
         snprintf(ratio, sizeof ratio, "%.4f", c->ratio);
         snprintf(interval, sizeof interval, "[%.4f, %.4f]", c->lo, c->hi);
     }
-    printf("%-*s  %10s  %10s  %7s  %-18s  %s%s%s\n", key_width, c->key, ma, mb, ratio, interval,
+    printf("%-*s  %-7s  %10s  %10s  %7s  %-18s  %s%s%s\n", key_width, c->key, kind, fa, fb, ratio, interval,
            outcome_name(c->outcome), c->outcome == NOT_COMPARABLE ? ": " : "",
            c->outcome == NOT_COMPARABLE ? c->why : "");
 }
@@ -354,13 +518,13 @@ static int parse_fraction(const char *opt, const char *s, double *out)
 
 static void compare_usage(void)
 {
-    fprintf(stderr, "usage: hsdr compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]\n");
+    fprintf(stderr, "usage: hsdr compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]\n");
 }
 
 int hsdr_cmd_compare(int argc, char **argv)
 {
-    double threshold = 0.02, confidence = 0.95;
-    int json = 0;
+    double threshold = HSDR_COMPARE_THRESHOLD, confidence = 0.95;
+    int json = 0, raw = 0;
     const char *paths[2];
     int npaths = 0;
     for (int i = 0; i < argc; i++) {
@@ -374,6 +538,8 @@ int hsdr_cmd_compare(int argc, char **argv)
             i++;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--raw") == 0) {
+            raw = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             fprintf(stderr, "hsdr compare: unknown option '%s'\n", argv[i]);
             compare_usage();
@@ -424,7 +590,7 @@ int hsdr_cmd_compare(int argc, char **argv)
         c->key = row_key(fa.rows[i]);
         const cJSON *rb = find_key(&fb, c->key);
         if (rb)
-            compare_one(c, fa.rows[i], rb, threshold, confidence);
+            compare_one(c, fa.rows[i], rb, raw, threshold, confidence);
         else
             c->outcome = ONLY_IN_A;
     }
@@ -440,10 +606,14 @@ int hsdr_cmd_compare(int argc, char **argv)
     }
     if (!json) {
         printf("A: %s (%zu rows)\nB: %s (%zu rows)\n", fa.path, fa.n, fb.path, fb.n);
-        printf("B relative to A: ratio = median(B) / median(A) of the raw samples, %g%% bootstrap interval "
-               "(%d resamples); SAME when the interval lies within 1 +- %g, AMBIGUOUS when it crosses a bound\n",
-               100.0 * confidence, HSDR_COMPARE_RESAMPLES, threshold);
-        printf("%-*s  %10s  %10s  %7s  %-18s  %s\n", key_width, "key", "median A", "median B", "ratio", "interval",
+        printf("B relative to A: ratio = figure(B) / figure(A), %g%% bootstrap interval (%d resamples); SAME when the "
+               "interval lies within 1 +- %g, AMBIGUOUS when it crosses a bound. Figures %s: paired = the median of "
+               "the per-round ratios to the run's own production variant; ceiling = the median time over the floor "
+               "at the run's own ceiling (production rows); raw = the median time\n",
+               100.0 * confidence, HSDR_COMPARE_RESAMPLES, threshold,
+               raw ? "(--raw: every key raw)" : "(each time normalized within its own run, so that drift between the "
+                                                 "runs cancels)");
+        printf("%-*s  %-7s  %10s  %10s  %7s  %-18s  %s\n", key_width, "key", "figure", "A", "B", "ratio", "interval",
                "verdict");
     }
     for (size_t i = 0; i < nc; i++) {
@@ -457,6 +627,7 @@ int hsdr_cmd_compare(int argc, char **argv)
         cJSON_AddStringToObject(o, "a", fa.path);
         cJSON_AddStringToObject(o, "b", fb.path);
         cJSON_AddNumberToObject(o, "threshold", threshold);
+        cJSON_AddBoolToObject(o, "raw", raw);
         cJSON_AddNumberToObject(o, "confidence", confidence);
         cJSON_AddNumberToObject(o, "resamples", HSDR_COMPARE_RESAMPLES);
         cJSON *cs = cJSON_AddObjectToObject(o, "counts");

@@ -1,15 +1,21 @@
 /* `hsdr compare A.jsonl B.jsonl`: per key present in both result files, is B faster, slower, the same as A, or is
- * the difference inside the noise? Decided from the raw samples (samples_ns) by a bootstrap interval of the ratio
- * median(B) / median(A); the resampling uses a fixed seed, so the same files always give the same report. */
+ * the difference inside the noise? Each side's figure is normalized within its own run, so that the drift of a
+ * machine between two runs cancels: a variant's per-round ratios to the production variant timed in the same rounds
+ * (paired), a production row's time over the ceiling measured in its run, or the raw times (--raw, or rows of old
+ * files). A bootstrap interval of figure(B) / figure(A) decides; the resampling uses a fixed seed, so the same
+ * files always give the same report. */
 #ifndef HSDR_COMPARE_H
 #define HSDR_COMPARE_H
 #include <stddef.h>
 
+#include "stats.h"
+
 typedef enum { HSDR_SAME, HSDR_FASTER, HSDR_SLOWER, HSDR_AMBIGUOUS } hsdr_verdict;
 
+#define HSDR_COMPARE_THRESHOLD 0.02 /* default --threshold */
 #define HSDR_COMPARE_MIN_SAMPLES 3   /* fewer raw samples on either side: no verdict (AMBIGUOUS / not comparable) */
-#define HSDR_COMPARE_RESAMPLES 2000  /* bootstrap resamples per comparison */
-#define HSDR_COMPARE_SEED 0x68736472u /* the fixed bootstrap seed ("hsdr"); reset for every comparison */
+#define HSDR_COMPARE_RESAMPLES HSDR_BOOTSTRAP_RESAMPLES /* bootstrap resamples per comparison */
+#define HSDR_COMPARE_SEED HSDR_BOOTSTRAP_SEED           /* the fixed seed; reset for every comparison */
 
 /* "SAME" | "FASTER" | "SLOWER" | "AMBIGUOUS" */
 const char *hsdr_verdict_name(hsdr_verdict v);
@@ -24,7 +30,24 @@ const char *hsdr_verdict_name(hsdr_verdict v);
 hsdr_verdict hsdr_compare_samples(const double *a, size_t na, const double *b, size_t nb, double threshold,
                                   double confidence, double *ratio, double *lo, double *hi);
 
-/* The CLI: hsdr compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]. Exit 0 (a report, also
+/* A figure of one row: the median of num[0..n), or, with den, median(num) / (median(den) * den_scale) -- a time
+ * over the ceiling measured in the same run, say. Paired per-round ratios are a figure without den. */
+typedef struct {
+    const double *num;
+    size_t n;
+    const double *den; /* NULL: none */
+    size_t nd;
+    double den_scale;
+    const int *blocks; /* NULL, or nblocks > 1 lengths summing to n: num comes in blocks (visits) resampled whole */
+    int nblocks;
+} hsdr_figure;
+
+/* Verdict for figure B relative to figure A, as hsdr_compare_samples (which compares two plain figures), with each
+ * bootstrap resample drawing num (by blocks when it has them) and den of both sides independently. */
+hsdr_verdict hsdr_compare_figures(const hsdr_figure *a, const hsdr_figure *b, double threshold, double confidence,
+                                  double *ratio, double *lo, double *hi);
+
+/* The CLI: hsdr compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]. Exit 0 (a report, also
  * when B is slower), 2 on bad usage or an unreadable / malformed file (the message names file:line). */
 int hsdr_cmd_compare(int argc, char **argv);
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "bandwidth.h"
-#include "columns.h"
 #include "check.h"
 #include "compare.h"
+#include "schema.h"
 #include "fp16.h"
 #include "kernel.h"
 #include "lns8.h"
@@ -39,7 +39,9 @@ static void usage(FILE *f)
             "      ablation|none] [--resume] [--dry-run] [--quiet]\n"
             "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
             "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
-            "        SIGINT/SIGTERM: stop after the current case; DIR/results.jsonl + .csv hold the finished rows,\n"
+            "        The cases of one configuration (inputs, threads, mode) run in rounds, each variant beside its\n"
+            "        backend's production variant: ratios are paired per round. SIGINT/SIGTERM: stop after the current\n"
+            "        configuration; DIR/results.jsonl + .csv hold the finished rows,\n"
             "        each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished in\n"
             "        DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n"
             "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
@@ -52,13 +54,11 @@ static void usage(FILE *f)
             "  bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]\n"
             "        measured read bandwidth per thread count and working set (the roofline ceiling); --backend cuda or\n"
             "        vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps)\n"
-            "  columns [--model M] [--tensors LIST] [--cols 1,2,4,8] [--mode hot|cold|both] [--reps 30] [--seed S]\n"
-            "      [--json FILE]\n"
-            "        the dedicated 1..8-column CUDA kernel on a model's GEMVs (default bonsai2-27b, 1..8 columns,\n"
-            "        cold): each column count validated bit for bit per column, then timed per launch beside its\n"
-            "        weight-bytes floor at the device's read measured now (needs a CUDA device)\n"
-            "  compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--json]\n"
-            "        per case FASTER / SLOWER / SAME / AMBIGUOUS for B against A, from the raw samples\n"
+            "  compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]\n"
+            "        per case FASTER / SLOWER / SAME / AMBIGUOUS for B against A: each time over its own run's\n"
+            "        production (paired per round) or ceiling, so that drift between the runs cancels; --raw: times\n"
+            "  schema [--json | --markdown | --csv]\n"
+            "        the fields of a result row (hsdr-results/2): type, unit, presence, meaning\n"
             "  merge OUT_DIR IN.jsonl... [--base results]\n"
             "        join result files (e.g. shards of one matrix) into OUT_DIR/results.jsonl + .csv\n"
             "  check [--backend B] [--variant GLOB] [-v] PATH...\n"
@@ -427,8 +427,8 @@ int main(int argc, char **argv)
         return hsdr_cmd_quality(argc - 2, argv + 2);
     if (strcmp(cmd, "bandwidth") == 0)
         return hsdr_cmd_bandwidth(argc - 2, argv + 2);
-    if (strcmp(cmd, "columns") == 0)
-        return hsdr_cmd_columns(argc - 2, argv + 2);
+    if (strcmp(cmd, "schema") == 0)
+        return hsdr_cmd_schema(argc - 2, argv + 2);
     if (strcmp(cmd, "compare") == 0)
         return hsdr_cmd_compare(argc - 2, argv + 2);
     if (strcmp(cmd, "merge") == 0)

@@ -343,13 +343,13 @@ typedef struct {
 typedef enum { OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE } cmp_op;
 
 typedef enum {
-    CK_VARIANT, CK_FAMILY, CK_BACKEND, CK_SHAPE, /* strings (globs) */
-    CK_DISTRIBUTION, CK_MODE,                    /* names, stored as enum values */
-    CK_K, CK_N, CK_R, CK_THREADS, CK_F, CK_B,    /* integers with comparisons */
+    CK_VARIANT, CK_FAMILY, CK_BACKEND, CK_SHAPE,       /* strings (globs) */
+    CK_DISTRIBUTION, CK_MODE,                          /* names, stored as enum values */
+    CK_K, CK_N, CK_R, CK_COLS, CK_THREADS, CK_F, CK_B, /* integers with comparisons */
     CK_COUNT
 } cond_key;
 static const char *const cond_key_names[CK_COUNT] = {"variant", "family", "backend", "shape", "distribution",
-                                                     "mode", "K", "N", "R", "threads", "F", "b"};
+                                                     "mode", "K", "N", "R", "cols", "threads", "F", "b"};
 
 typedef struct {
     cmp_op op;
@@ -371,7 +371,7 @@ typedef struct {
 
 typedef struct {
     const hsdr_variant *variant;
-    int K, N, R, threads;
+    int K, N, R, cols, threads;
     hsdr_dist dist;
     hsdr_mode mode;
     int F, b;
@@ -392,10 +392,11 @@ struct hsdr_matrix_spec {
 
     uint64_t seed;
     int warmup, min_reps, max_reps;
-    double noise_target, time_limit_s;
+    double noise_target, time_limit_s, ceiling_interval_s;
+    int visits;
 
     slist variants; /* selectors; empty: all variants */
-    ilist K, N, R, threads;
+    ilist K, N, R, cols, threads;
     ilist dists, modes;
     flns_pair *flns;
     size_t nflns, capflns;
@@ -443,6 +444,7 @@ void hsdr_matrix_spec_free(hsdr_matrix_spec *spec)
     free(spec->K.v);
     free(spec->N.v);
     free(spec->R.v);
+    free(spec->cols.v);
     free(spec->threads.v);
     free(spec->dists.v);
     free(spec->modes.v);
@@ -469,9 +471,12 @@ static hsdr_matrix_spec *spec_new(const char *source, const hsdr_matrix_env *env
     s->max_reps = 200;
     s->noise_target = 0.03;
     s->time_limit_s = 1.0;
+    s->ceiling_interval_s = 60.0;
+    s->visits = 1;
     static const int one[] = {1}, n256[] = {256};
     ilist_set(&s->N, n256, 1);
     ilist_set(&s->R, one, 1);
+    ilist_set(&s->cols, one, 1);
     ilist_set(&s->threads, one, 1);
     const int gaussian = HSDR_DIST_GAUSSIAN, hot = HSDR_MODE_HOT;
     ilist_set(&s->dists, &gaussian, 1);
@@ -509,11 +514,12 @@ static int parse_int(const site *s, const char *text, int lo, int hi, int *out, 
     return 0;
 }
 
-typedef enum { AX_K, AX_N, AX_R, AX_THREADS } int_axis;
+typedef enum { AX_K, AX_N, AX_R, AX_COLS, AX_THREADS } int_axis; /* in the order of AXIS_K.. below */
 
 static int parse_axis_int(const site *s, int_axis kind, const char *text, int *out, char *err, size_t errlen)
 {
-    static const int hi[] = {[AX_K] = 1 << 24, [AX_N] = 1 << 24, [AX_R] = 1 << 24, [AX_THREADS] = 4096};
+    static const int hi[] = {[AX_K] = 1 << 24, [AX_N] = 1 << 24, [AX_R] = 1 << 24, [AX_COLS] = HSDR_CASE_MAX_COLS,
+                             [AX_THREADS] = 4096};
     if (parse_int(s, text, 1, hi[kind], out, err, errlen))
         return -1;
     if (kind == AX_K && *out % 128 != 0)
@@ -700,10 +706,10 @@ typedef struct {
     size_t n, cap;
 } items;
 
-typedef enum { AXIS_VARIANTS, AXIS_K, AXIS_N, AXIS_R, AXIS_THREADS, AXIS_DISTRIBUTION, AXIS_MODE, AXIS_FLNS,
-               AXIS_COUNT } axis_id;
-static const char *const axis_names[AXIS_COUNT] = {"variants", "K", "N", "R", "threads", "distribution", "mode",
-                                                   "flns"};
+typedef enum { AXIS_VARIANTS, AXIS_K, AXIS_N, AXIS_R, AXIS_COLS, AXIS_THREADS, AXIS_DISTRIBUTION, AXIS_MODE,
+               AXIS_FLNS, AXIS_COUNT } axis_id;
+static const char *const axis_names[AXIS_COUNT] = {"variants", "K", "N", "R", "cols", "threads", "distribution",
+                                                   "mode", "flns"};
 
 static int axis_from_name(const char *name)
 {
@@ -801,7 +807,8 @@ static int set_axis(hsdr_matrix_spec *spec, axis_id axis, const items *it, const
         }
     }
     ilist *dst = axis == AXIS_K ? &spec->K : axis == AXIS_N ? &spec->N : axis == AXIS_R ? &spec->R
-               : axis == AXIS_THREADS ? &spec->threads : axis == AXIS_DISTRIBUTION ? &spec->dists : &spec->modes;
+               : axis == AXIS_COLS ? &spec->cols : axis == AXIS_THREADS ? &spec->threads
+               : axis == AXIS_DISTRIBUTION ? &spec->dists : &spec->modes;
     ilist_set(dst, vals, it->n);
     free(vals);
     return 0;
@@ -876,7 +883,8 @@ static int list_items(walk *w, const ynode *n, const site *s, bool scalar_items,
 
 static int walk_settings(walk *w, const ynode *n, const site *s)
 {
-    static const char *const keys[] = {"seed", "warmup", "repetitions", "noise_target", "time_limit_s", NULL};
+    static const char *const keys[] = {"seed", "warmup", "repetitions", "noise_target", "time_limit_s",
+                                       "ceiling_interval_s", "visits", NULL};
     if (expect_map(w, n, s) || check_keys(w, n, s, keys))
         return -1;
     hsdr_matrix_spec *spec = w->spec;
@@ -907,8 +915,12 @@ static int walk_settings(walk *w, const ynode *n, const site *s)
             rc = parse_seed(&vs, text, &spec->seed, w->err, w->errlen);
         else if (strcmp(key, "warmup") == 0)
             rc = parse_int(&vs, text, 0, 1000000, &spec->warmup, w->err, w->errlen);
+        else if (strcmp(key, "visits") == 0)
+            rc = parse_int(&vs, text, 1, HSDR_MATRIX_MAX_VISITS, &spec->visits, w->err, w->errlen);
         else if (strcmp(key, "noise_target") == 0)
             rc = parse_double(&vs, text, 0.0, 1.0, &spec->noise_target, w->err, w->errlen);
+        else if (strcmp(key, "ceiling_interval_s") == 0)
+            rc = parse_double(&vs, text, 0.0, 86400.0, &spec->ceiling_interval_s, w->err, w->errlen);
         else
             rc = parse_double(&vs, text, 0.0, 86400.0, &spec->time_limit_s, w->err, w->errlen);
         if (rc)
@@ -919,7 +931,8 @@ static int walk_settings(walk *w, const ynode *n, const site *s)
 
 static int walk_axes(walk *w, const ynode *n, const site *s)
 {
-    static const char *const keys[] = {"variants", "K", "N", "R", "threads", "distribution", "mode", "flns", NULL};
+    static const char *const keys[] = {"variants", "K", "N", "R", "cols", "threads", "distribution", "mode", "flns",
+                                       NULL};
     if (expect_map(w, n, s) || check_keys(w, n, s, keys))
         return -1;
     items it = {0};
@@ -1094,8 +1107,8 @@ static int walk_extra(walk *w, const ynode *n, const site *s)
         return 0;
     if (n->type != YN_SEQ)
         return site_fail(w->err, w->errlen, s, "expected a list of cases, got %s", type_name(n));
-    static const char *const keys[] = {"variant", "K", "N", "R", "threads", "distribution", "mode", "F", "b", "shape",
-                                       NULL};
+    static const char *const keys[] = {"variant", "K", "N", "R", "cols", "threads", "distribution", "mode", "F", "b",
+                                       "shape", NULL};
     char *err = w->err;
     size_t errlen = w->errlen;
     for (size_t i = 0; i < n->n; i++) {
@@ -1104,10 +1117,11 @@ static int walk_extra(walk *w, const ynode *n, const site *s)
         if (expect_map(w, e, &es) || check_keys(w, e, &es, keys))
             return -1;
         extra_case *x = PUSH(spec->extras, spec->nextras, spec->capextras);
-        x->R = x->threads = 1;
+        x->R = x->cols = x->threads = 1;
         x->dist = HSDR_DIST_GAUSSIAN;
         x->mode = HSDR_MODE_HOT;
         bool has_K = false, has_N = false;
+        site cols_site = es; /* checked against the variant's max_cols once the variant is known */
         for (size_t k = 0; k < e->n; k += 2) {
             const char *key = e->kids[k]->text;
             const ynode *v = e->kids[k + 1];
@@ -1129,6 +1143,9 @@ static int walk_extra(walk *w, const ynode *n, const site *s)
                 has_N = true;
             } else if (strcmp(key, "R") == 0) {
                 rc = parse_axis_int(&vs, AX_R, text, &x->R, err, errlen);
+            } else if (strcmp(key, "cols") == 0) {
+                rc = parse_axis_int(&vs, AX_COLS, text, &x->cols, err, errlen);
+                cols_site = vs;
             } else if (strcmp(key, "threads") == 0) {
                 rc = parse_axis_int(&vs, AX_THREADS, text, &x->threads, err, errlen);
             } else if (strcmp(key, "distribution") == 0) {
@@ -1163,6 +1180,11 @@ static int walk_extra(walk *w, const ynode *n, const site *s)
             return site_fail(err, errlen, &es, "give either shape or K and N, not both (the shape fixes K and N)");
         if (!x->shape[0] && !(has_K && has_N))
             return site_fail(err, errlen, &es, "missing key '%s' (give K and N, or a shape)", has_K ? "N" : "K");
+        /* one-column variants drop cols as non-uses_R ones drop R; a multi-column variant is asked for a count it
+         * cannot take only by mistake (the grid records such points as skipped instead) */
+        if (x->variant->max_cols > 1 && x->cols > x->variant->max_cols)
+            return site_fail(err, errlen, &cols_site, "cols = %d > max_cols = %d of %s", x->cols, x->variant->max_cols,
+                             x->variant->name);
     }
     return 0;
 }
@@ -1281,6 +1303,10 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
         return parse_double(&s, value, 0.0, 1.0, &spec->noise_target, err, errlen);
     if (strcmp(name, "time_limit_s") == 0)
         return parse_double(&s, value, 0.0, 86400.0, &spec->time_limit_s, err, errlen);
+    if (strcmp(name, "ceiling_interval_s") == 0)
+        return parse_double(&s, value, 0.0, 86400.0, &spec->ceiling_interval_s, err, errlen);
+    if (strcmp(name, "visits") == 0)
+        return parse_int(&s, value, 1, HSDR_MATRIX_MAX_VISITS, &spec->visits, err, errlen);
     if (strcmp(name, "repetitions.min") == 0 || strcmp(name, "repetitions.max") == 0) {
         bool is_min = strcmp(name, "repetitions.min") == 0;
         int v;
@@ -1337,9 +1363,10 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
         return 0;
     }
     return site_fail(err, errlen, &s,
-                     "unknown setting '%s' (expected an axis: variants, K, N, R, threads, distribution, mode, flns; "
-                     "a setting: seed, warmup, repetitions.min, repetitions.max, noise_target, time_limit_s; or "
-                     "shapes, skip=none, extra=none)",
+                     "unknown setting '%s' (expected an axis: variants, K, N, R, cols, threads, distribution, mode, "
+                     "flns; a setting: seed, warmup, repetitions.min, repetitions.max, noise_target, time_limit_s, "
+                     "ceiling_interval_s, visits; "
+                     "or shapes, skip=none, extra=none)",
                      name);
 }
 
@@ -1475,6 +1502,7 @@ static bool cond_holds(const cond *cd, const hsdr_case *c)
         case CK_K: hit = cmp_holds(val->op, c->K, val->v); break;
         case CK_N: hit = cmp_holds(val->op, c->N, val->v); break;
         case CK_R: hit = cmp_holds(val->op, c->R, val->v); break;
+        case CK_COLS: hit = cmp_holds(val->op, c->cols, val->v); break;
         case CK_THREADS: hit = cmp_holds(val->op, c->threads, val->v); break;
         case CK_F: hit = cmp_holds(val->op, c->flns_F, val->v); break;
         default: hit = cmp_holds(val->op, c->flns_b, val->v); break;
@@ -1494,6 +1522,10 @@ static bool skip_reason(const expander *x, const hsdr_case *c, bool user_rules, 
     }
     if (c->R > c->N) {
         snprintf(reason, len, "R = %d > N = %d rows", c->R, c->N);
+        return true;
+    }
+    if (c->variant->max_cols > 1 && c->cols > c->variant->max_cols) {
+        snprintf(reason, len, "cols = %d > max_cols = %d of %s", c->cols, c->variant->max_cols, c->variant->name);
         return true;
     }
     if (c->threads > x->logical_cpus) {
@@ -1546,7 +1578,7 @@ static void add_case(expander *x, const hsdr_case *c, bool user_rules)
     *slot = skip ? ~(long long)(list->n - 1) : (long long)(list->n - 1);
 }
 
-/* Every (threads, mode, R, variant, flns) point of one input configuration. */
+/* Every (threads, mode, R, cols, variant, flns) point of one input configuration. */
 static void expand_config(expander *x, const bool *selected, int K, int N, hsdr_dist dist, const char *shape)
 {
     const hsdr_matrix_spec *s = x->spec;
@@ -1559,22 +1591,25 @@ static void expand_config(expander *x, const bool *selected, int K, int N, hsdr_
     for (size_t t = 0; t < s->threads.n; t++)
         for (size_t m = 0; m < s->modes.n; m++)
             for (size_t r = 0; r < s->R.n; r++)
-                for (size_t v = 0; v < s->nreg; v++) {
-                    const hsdr_variant *var = &s->reg[v];
-                    if (!selected[v] || (!var->uses_R && r > 0))
-                        continue;
-                    for (size_t f = 0; f < s->nflns; f++) {
-                        if (!var->uses_flns && f > 0)
-                            break;
-                        c.variant = var;
-                        c.threads = s->threads.v[t];
-                        c.mode = (hsdr_mode)s->modes.v[m];
-                        c.R = var->uses_R ? s->R.v[r] : 1;
-                        c.flns_F = s->flns[f].F;
-                        c.flns_b = s->flns[f].b;
-                        add_case(x, &c, true);
+                for (size_t k = 0; k < s->cols.n; k++)
+                    for (size_t v = 0; v < s->nreg; v++) {
+                        const hsdr_variant *var = &s->reg[v];
+                        bool multi_col = var->max_cols > 1;
+                        if (!selected[v] || (!var->uses_R && r > 0) || (!multi_col && k > 0))
+                            continue;
+                        for (size_t f = 0; f < s->nflns; f++) {
+                            if (!var->uses_flns && f > 0)
+                                break;
+                            c.variant = var;
+                            c.threads = s->threads.v[t];
+                            c.mode = (hsdr_mode)s->modes.v[m];
+                            c.R = var->uses_R ? s->R.v[r] : 1;
+                            c.cols = multi_col ? s->cols.v[k] : 1;
+                            c.flns_F = s->flns[f].F;
+                            c.flns_b = s->flns[f].b;
+                            add_case(x, &c, true);
+                        }
                     }
-                }
 }
 
 static int gen_cmp(const void *pa, const void *pb)
@@ -1587,6 +1622,7 @@ static int gen_cmp(const void *pa, const void *pb)
     CMP(a->c.threads, b->c.threads)
     CMP(a->c.mode, b->c.mode)
     CMP(a->c.R, b->c.R)
+    CMP(a->c.cols, b->c.cols)
     CMP(a->c.variant, b->c.variant) /* registry order: both point into the spec's table of variants */
     CMP(a->c.flns_F, b->c.flns_F)
     CMP(a->c.flns_b, b->c.flns_b)
@@ -1607,13 +1643,15 @@ static bool *select_variants(const hsdr_matrix_spec *spec)
     return selected;
 }
 
-/* (variant, R, flns) points of one (configuration, threads, mode): what the inner loops of expand_config visit. */
+/* (variant, R, cols, flns) points of one (configuration, threads, mode): what the inner loops of expand_config
+ * visit. */
 static double variant_points(const hsdr_matrix_spec *s, const bool *selected)
 {
     double points = 0;
     for (size_t v = 0; v < s->nreg; v++)
         if (selected[v])
-            points += (double)(s->reg[v].uses_R ? s->R.n : 1) * (double)(s->reg[v].uses_flns ? s->nflns : 1);
+            points += (double)(s->reg[v].uses_R ? s->R.n : 1) * (double)(s->reg[v].max_cols > 1 ? s->cols.n : 1) *
+                      (double)(s->reg[v].uses_flns ? s->nflns : 1);
     return points;
 }
 
@@ -1643,8 +1681,8 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
     if (points > HSDR_MATRIX_MAX_POINTS) {
         hsdr_errorf(err, errlen, "%s: axes: the matrix expands to %.0f cases and skip records, above the limit of %d "
                     "(K %zu x N %zu values and %zu shapes, x distribution %zu x threads %zu x mode %zu x %.0f "
-                    "variant/R/flns points, + %zu extra): narrow an axis or split the matrix", spec->source, points,
-                    HSDR_MATRIX_MAX_POINTS, spec->K.n, spec->N.n, spec->nshapes, spec->dists.n, spec->threads.n,
+                    "variant/R/cols/flns points, + %zu extra): narrow an axis or split the matrix", spec->source,
+                    points, HSDR_MATRIX_MAX_POINTS, spec->K.n, spec->N.n, spec->nshapes, spec->dists.n, spec->threads.n,
                     spec->modes.n, variant_points(spec, selected), spec->nextras);
         free(selected);
         return -1;
@@ -1669,6 +1707,7 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
         c.K = e->K;
         c.N = e->N;
         c.R = e->variant->uses_R ? e->R : 1;
+        c.cols = e->variant->max_cols > 1 ? e->cols : 1;
         c.threads = e->threads;
         c.dist = e->dist;
         c.mode = e->mode;
@@ -1693,6 +1732,8 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
     out->max_reps = spec->max_reps;
     out->noise_target = spec->noise_target;
     out->time_limit_s = spec->time_limit_s;
+    out->ceiling_interval_s = spec->ceiling_interval_s;
+    out->visits = spec->visits;
     out->logical_cpus = spec->logical_cpus;
     out->shard_index = 0;
     out->shard_count = 1;

@@ -92,6 +92,24 @@ static int parse(int argc, char **argv, profile_options *o)
     return 0;
 }
 
+/* The untimed work of a token's GEMV before its launch: fresh activations of its distribution into the shared x
+ * (a device variant uploads them). */
+typedef struct {
+    const gemv *g;
+    hsdr_rng *rng;
+    float *x;
+    hsdr_timing_setup *ts;
+} feed;
+
+static int fresh_activations(hsdr_subject *s)
+{
+    const feed *f = s->before_ctx;
+    hsdr_dist_fill(f->g->dist, f->rng, f->x, (size_t)f->g->shape->K, NULL);
+    if (f->ts->dev && f->ts->v->device->set_input(f->ts->dev, f->x, s->err, sizeof s->err) != 0)
+        return -1;
+    return 0;
+}
+
 /* Variants to profile: a comma list of names/globs, default every benchmarkable variant available here. */
 static int selected(const profile_options *o, const hsdr_variant *v)
 {
@@ -174,9 +192,9 @@ int hsdr_cmd_profile(int argc, char **argv)
         goto out;
     }
     /* the floor: every weight byte read once per token at the measured DRAM read bandwidth */
-    hsdr_bw_result bw = {0};
-    double ceiling = hsdr_read_bandwidth_cached(pool, (size_t)256 << 20, HSDR_MODE_COLD, &bw, err, sizeof err) == 0
-                         ? bw.bytes_per_s
+    const hsdr_bw_result *bw;
+    double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
+                         ? bw->bytes_per_s
                          : NAN;
     int attn_layers = 0;
     for (int l = 0; l < o.layers; l++)
@@ -215,7 +233,10 @@ int hsdr_cmd_profile(int argc, char **argv)
     double *token_ns = malloc(sizeof(double) * (size_t)o.tokens);
     double *gemv_ns = calloc(ng, sizeof(double));
     hsdr_timing_setup *ts = calloc(ng, sizeof *ts);
-    if (!x || !token_ns || !gemv_ns || !ts) {
+    hsdr_subject *subj = calloc(ng, sizeof *subj), **subjp = calloc(ng, sizeof *subjp);
+    hsdr_stats *st = calloc(ng, sizeof *st);
+    feed *feeds = calloc(ng, sizeof *feeds);
+    if (!x || !token_ns || !gemv_ns || !ts || !subj || !subjp || !st || !feeds) {
         fprintf(stderr, "hsdr profile: out of memory\n");
         rc = HSDR_EXIT_USAGE;
         goto done;
@@ -245,7 +266,8 @@ int hsdr_cmd_profile(int argc, char **argv)
             hsdr_case ci = c;
             ci.K = wi.K, ci.N = wi.N, ci.threads = o.threads;
             /* one copy per GEMV: a token visits every GEMV's weights once, in model order */
-            if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, err, sizeof err) != 0) {
+            if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, v->device ? NULL : pool, NULL,
+                                         err, sizeof err) != 0) {
                 printf("%-14s ERROR: %s\n", v->name, err);
                 ok = 0;
                 for (size_t j = 0; j < i; j++)
@@ -260,51 +282,67 @@ int hsdr_cmd_profile(int argc, char **argv)
         memset(gemv_ns, 0, sizeof(double) * ng);
         double ceiling_v = ceiling, device_sum = 0.0;
         host_profiled |= v->device == NULL;
-        if (v->device) {
+        /* a token is a round of the engine: every GEMV once, in model order, each with fresh activations drawn
+         * (untimed) just before its launch; the first round warms up */
+        for (size_t i = 0; i < ng; i++) {
+            hsdr_timing_subject(&ts[i], -1, 0, 0, &subj[i]);
+            subj[i].before = fresh_activations;
+            subj[i].before_ctx = &feeds[i];
+            feeds[i] = (feed){&g[i], &rng, x, &ts[i]};
+            subjp[i] = &subj[i];
+        }
+        const hsdr_timing_policy tokens = {.warmup = 1, .min_reps = o.tokens, .max_reps = o.tokens,
+                                           .noise_target = 0.0, .time_limit_s = INFINITY};
+        ok = hsdr_measure(subjp, (int)ng, &tokens, st, err, sizeof err) == 0;
+        for (int t = 0; ok && t < o.tokens; t++) {
+            token_ns[t] = 0.0;
+            for (size_t i = 0; i < ng; i++)
+                token_ns[t] += st[i].samples[t];
+        }
+        for (size_t i = 0; ok && i < ng; i++) {
+            gemv_ns[i] = st[i].mean * o.tokens; /* the per-token mean below divides by the tokens */
+            device_sum += st[i].mean;
+            hsdr_stats_free(&st[i]);
+        }
+        if (ok && v->device) {
             device_l2 = v->device->l2_bytes();
-            /* a device: each GEMV once on its own (device clock, per launch: the per-tensor shares), then the whole
-             * token as one graph replayed back to back (the token time: no launch latency in it); activations are
-             * drawn once per GEMV (the encode still runs in every replay) */
-            for (size_t i = 0; i < ng && ok; i++) {
-                hsdr_dist_fill(g[i].dist, &rng, x, (size_t)g[i].shape->K, NULL);
-                double ns = 0.0;
-                ok = v->device->time(ts[i].dev, x, 0, -1, 0, 0, &ns, err, sizeof err) == 0;
-                gemv_ns[i] = ns * o.tokens; /* the per-token mean below divides by the tokens */
-                device_sum += ns;
-            }
-            hsdr_device_run **runs = malloc(sizeof *runs * ng);
-            ok = ok && runs;
-            for (size_t i = 0; i < ng && ok; i++)
+            /* a device: the token's time is the whole token as one graph, replayed back to back (no launch latency
+             * in it); the separate launches above give the per-tensor shares */
+            hsdr_device_run **runs = malloc(sizeof *runs * ng), *token = NULL;
+            ok = runs != NULL;
+            for (size_t i = 0; ok && i < ng; i++)
                 runs[i] = ts[i].dev;
-            ok = ok && v->device->token(runs, (int)ng, o.tokens, token_ns, err, sizeof err) == 0;
+            char why[256] = "";
+            if (ok && v->device->token_create(runs, (int)ng, &token, why, sizeof why) != 0) {
+                snprintf(err, sizeof err, "token: %s", why);
+                ok = 0;
+            }
+            if (ok) {
+                hsdr_subject ts_token = {.name = "token", .dev = v->device, .run = token, .stage = -1, .count = 1};
+                hsdr_subject *one = &ts_token;
+                hsdr_stats tst;
+                const hsdr_timing_policy replays = {.warmup = 2, .min_reps = o.tokens, .max_reps = o.tokens,
+                                                    .noise_target = 0.0, .time_limit_s = INFINITY};
+                ok = hsdr_measure(&one, 1, &replays, &tst, err, sizeof err) == 0;
+                for (int t = 0; ok && t < o.tokens; t++)
+                    token_ns[t] = tst.samples[t];
+                if (ok)
+                    hsdr_stats_free(&tst);
+                v->device->destroy(token);
+            }
             free(runs);
-            double bps;
-            if (ok && v->device->read_bandwidth(total_bytes, 1, &bps, err, sizeof err) == 0)
-                ceiling_v = bps;
-            if (!ok) {
-                printf("%-14s ERROR: %s\n", v->name, err);
-                for (size_t i = 0; i < ng; i++)
-                    hsdr_timing_setup_free(&ts[i]);
-                rc = HSDR_EXIT_FAIL;
-                continue;
+            hsdr_bw_result bw_dev;
+            if (ok && hsdr_device_read_bandwidth(v, total_bytes, HSDR_MODE_COLD, &bw_dev, err, sizeof err) == 0) {
+                ceiling_v = bw_dev.bytes_per_s;
+                hsdr_bw_result_free(&bw_dev);
             }
         }
-        for (int t = -1; t < o.tokens && !v->device; t++) { /* token -1: warm-up */
-            double sum = 0.0;
-            for (size_t i = 0; i < ng; i++) {
-                hsdr_dist_fill(g[i].dist, &rng, x, (size_t)g[i].shape->K, NULL); /* fresh activations, not timed */
-                double t0 = hsdr_now_ns();
-                if (hsdr_timing_run_pool(&ts[i], pool) != 0) {
-                    fprintf(stderr, "hsdr profile: %s: %s\n", v->name, ts[i].err);
-                    ok = 0;
-                }
-                double dt = hsdr_now_ns() - t0;
-                sum += dt;
-                if (t >= 0)
-                    gemv_ns[i] += dt;
-            }
-            if (t >= 0)
-                token_ns[t] = sum;
+        if (!ok) {
+            printf("%-14s ERROR: %s\n", v->name, err);
+            for (size_t i = 0; i < ng; i++)
+                hsdr_timing_setup_free(&ts[i]);
+            rc = HSDR_EXIT_FAIL;
+            continue;
         }
         qsort(token_ns, (size_t)o.tokens, sizeof(double), hsdr_cmp_double);
         double med = token_ns[o.tokens / 2];
@@ -400,6 +438,10 @@ done:
     free(token_ns);
     free(gemv_ns);
     free(ts);
+    free(subj);
+    free(subjp);
+    free(st);
+    free(feeds);
     cJSON_Delete(doc);
     hsdr_pool_destroy(pool);
 out:

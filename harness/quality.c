@@ -362,7 +362,7 @@ static void gemv(quality_run *q, path *p, int i, double *y)
         exact_arg a = {t, q->xf, y};
         hsdr_pool_run(q->pool, exact_fn, &a);
     } else {
-        if (hsdr_timing_run_pool(&p->ts[i], q->pool) != 0) {
+        if (hsdr_timing_run_pool(&p->ts[i]) != 0) {
             fprintf(stderr, "hsdr quality: %s: %s\n", p->name, p->ts[i].err);
             p->device_failed = 1;
         }
@@ -626,7 +626,8 @@ static int setups_create(quality_run *q, path *p, char *err, size_t errlen)
         hsdr_case c = {.variant = p->v, .K = t->K, .N = t->N, .R = t->N < STATESET_R ? t->N : STATESET_R,
                        .threads = q->o.threads, .dist = HSDR_DIST_GAUSSIAN, .mode = HSDR_MODE_HOT,
                        .flns_F = q->o.F, .flns_b = q->o.b};
-        if (hsdr_timing_setup_create(&p->ts[i], &c, &in, q->o.threads, HSDR_MODE_HOT, err, errlen) != 0) {
+        if (hsdr_timing_setup_create(&p->ts[i], &c, &in, q->o.threads, HSDR_MODE_HOT, p->v->device ? NULL : q->pool,
+                                     NULL, err, errlen) != 0) {
             for (int j = 0; j < i; j++)
                 hsdr_timing_setup_free(&p->ts[j]);
             free(p->ts);

@@ -17,62 +17,57 @@
 #include <unistd.h>
 
 #include "kernel.h"
+#include "schema.h"
 #include "util.h"
 
 /* ---- the CSV columns --------------------------------------------------------------------------------------------- */
 
-/* Scalar fields of the schema, in the order of docs/results-schema.md; '.' descends into an object. */
-static const char *const scalar_columns[] = {
-    "schema", "key", "variant", "backend", "family", "K", "N", "R", "threads", "distribution", "mode", "flns_F",
-    "flns_b", "shape", "seed", "status", "validation.passed", "validation.detail", "error", "weight_bytes",
-    "ceiling_bytes_per_s", "bytes_floor_ns", "time_ns.median", "time_ns.p10", "time_ns.p90", "time_ns.min",
-    "time_ns.mean", "time_ns.rel_spread", "time_ns.reps", "time_ns.stop", "gb_per_s", "pct_of_ceiling",
-    "ratio_to_production", "production_variant", "dominant_stage", "convert.time_ns", "convert.footprint_bytes",
-    "convert.gb_per_s", "convert.pct_of_ceiling",
-    "occupancy.mean", "occupancy.p5", "occupancy.p95", "critical_path_depth", "error.nmse", "error.max_rel",
-    "error.production_nmse", "error.production_max_rel", "context.commit", "context.cpu_model", "partial.done",
-    "partial.total", "partial.interrupted_by"};
-#define N_SCALAR (sizeof scalar_columns / sizeof scalar_columns[0])
-#define N_COLUMNS (N_SCALAR + 2 * (size_t)HSDR_STAGE_COUNT)
-
+/* The CSV columns: the schema's fields marked CSV, in its order, then for each canonical stage its stages.*.X
+ * fields marked CSV. */
 typedef struct {
-    const char *name;
+    char name[64];
     const char *path[3]; /* object members to descend through, NULL-terminated */
+    char parts[3][40];
 } csv_column;
 
-static const char *column_names[N_COLUMNS];
-static csv_column columns[N_COLUMNS];
-static char scalar_parts[N_SCALAR][64];
-static char stage_names[2 * HSDR_STAGE_COUNT][64];
+static csv_column *columns;
+static const char **column_names;
+static size_t ncolumns;
 static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
+
+static void add_column(const char *path, const char *stage)
+{
+    csv_column *c = &columns[ncolumns];
+    hsdr_schema_csv_name(path, stage, c->name, sizeof c->name);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    int k = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && k < 3; t = strtok_r(NULL, ".", &save), k++) {
+        snprintf(c->parts[k], sizeof c->parts[k], "%s", strcmp(t, "*") == 0 ? stage : t);
+        c->path[k] = c->parts[k];
+    }
+    column_names[ncolumns++] = c->name;
+}
 
 static void columns_init(void)
 {
-    size_t c = 0;
-    for (size_t i = 0; i < N_SCALAR; i++, c++) {
-        snprintf(scalar_parts[i], sizeof scalar_parts[i], "%s", scalar_columns[i]);
-        columns[c].name = scalar_columns[i];
-        char *dot = strchr(scalar_parts[i], '.');
-        columns[c].path[0] = scalar_parts[i];
-        if (dot) {
-            *dot = '\0';
-            columns[c].path[1] = dot + 1;
-        }
-    }
-    for (int s = 0; s < HSDR_STAGE_COUNT; s++) {
-        const char *stage = hsdr_stage_name((hsdr_stage)s);
-        for (int which = 0; which < 2; which++, c++) {
-            const char *field = which ? "ablation_ns" : "alone_ns";
-            char *name = stage_names[2 * s + which];
-            snprintf(name, sizeof stage_names[0], "stage_%s_%s", stage, field);
-            columns[c].name = name;
-            columns[c].path[0] = "stages";
-            columns[c].path[1] = stage;
-            columns[c].path[2] = field;
-        }
-    }
-    for (c = 0; c < N_COLUMNS; c++)
-        column_names[c] = columns[c].name;
+    size_t nf, cap = 0;
+    const hsdr_field *f = hsdr_schema_fields(&nf);
+    for (size_t i = 0; i < nf; i++)
+        if (f[i].flags & HSDR_FIELD_CSV)
+            cap += strchr(f[i].path, '*') ? HSDR_STAGE_COUNT : 1;
+    columns = calloc(cap, sizeof *columns);
+    column_names = calloc(cap, sizeof *column_names);
+    if (!columns || !column_names)
+        abort(); /* a few kilobytes at start-up */
+    for (size_t i = 0; i < nf; i++)
+        if ((f[i].flags & HSDR_FIELD_CSV) && !strchr(f[i].path, '*'))
+            add_column(f[i].path, "");
+    /* the stage columns close the list, stage by stage */
+    for (int s = 0; s < HSDR_STAGE_COUNT; s++)
+        for (size_t i = 0; i < nf; i++)
+            if ((f[i].flags & HSDR_FIELD_CSV) && strchr(f[i].path, '*'))
+                add_column(f[i].path, hsdr_stage_name((hsdr_stage)s));
 }
 
 size_t hsdr_results_csv_columns(const char ***names)
@@ -80,7 +75,7 @@ size_t hsdr_results_csv_columns(const char ***names)
     pthread_once(&columns_once, columns_init);
     if (names)
         *names = column_names;
-    return N_COLUMNS;
+    return ncolumns;
 }
 
 /* ---- formatting -------------------------------------------------------------------------------------------------- */
@@ -277,13 +272,13 @@ static int write_csv_cell(FILE *f, const cJSON *v)
 static int write_csv(FILE *f, cJSON *const *rows, size_t n)
 {
     hsdr_results_csv_columns(NULL);
-    for (size_t c = 0; c < N_COLUMNS; c++)
+    for (size_t c = 0; c < ncolumns; c++)
         if (fprintf(f, "%s%s", c ? "," : "", columns[c].name) < 0)
             return -1;
     if (fputc('\n', f) == EOF)
         return -1;
     for (size_t r = 0; r < n; r++) {
-        for (size_t c = 0; c < N_COLUMNS; c++) {
+        for (size_t c = 0; c < ncolumns; c++) {
             if (c && fputc(',', f) == EOF)
                 return -1;
             if (write_csv_cell(f, column_value(rows[r], &columns[c])) != 0)
@@ -462,14 +457,10 @@ static void remove_stale_tmp(const char *dir, const char *base)
 
 static int check_row(const cJSON *row, size_t i, char *err, size_t errlen)
 {
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(row, "schema");
-    const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
-    if (!cJSON_IsObject(row))
-        return hsdr_errorf(err, errlen, "row %zu: not a JSON object", i);
-    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, HSDR_RESULTS_SCHEMA) != 0)
-        return hsdr_errorf(err, errlen, "row %zu: field 'schema': expected \"%s\"", i, HSDR_RESULTS_SCHEMA);
-    if (!cJSON_IsString(key))
-        return hsdr_errorf(err, errlen, "row %zu: field 'key': expected a string", i);
+    char why[256];
+    const cJSON *key = cJSON_IsObject(row) ? cJSON_GetObjectItemCaseSensitive(row, "key") : NULL;
+    if (hsdr_schema_check_row(row, why, sizeof why) != 0)
+        return hsdr_errorf(err, errlen, "row %zu (%s): %s", i, cJSON_IsString(key) ? key->valuestring : "no key", why);
     return 0;
 }
 
@@ -708,16 +699,19 @@ static int parse_rows(const char *path, const char *text, size_t len, cJSON ***r
                         (long)(end - s) + 1);
             goto out;
         }
-        const cJSON *schema = cJSON_GetObjectItemCaseSensitive(row, "schema");
         const cJSON *key = cJSON_GetObjectItemCaseSensitive(row, "key");
-        const char *why = !cJSON_IsObject(row) ? "expected a JSON object"
-                          : !schema ? "missing field 'schema' (expected \"" HSDR_RESULTS_SCHEMA "\")"
-                          : !cJSON_IsString(schema) || strcmp(schema->valuestring, HSDR_RESULTS_SCHEMA) != 0
-                              ? "field 'schema': expected \"" HSDR_RESULTS_SCHEMA "\""
-                          : !key              ? "missing field 'key'"
-                          : !cJSON_IsString(key) ? "field 'key': expected a string"
-                                                 : NULL;
-        if (why) {
+        char why[256] = "";
+        if (!cJSON_IsObject(row))
+            snprintf(why, sizeof why, "expected a JSON object");
+        else if (!cJSON_GetObjectItemCaseSensitive(row, "schema"))
+            snprintf(why, sizeof why, "missing field 'schema' (expected \"" HSDR_RESULTS_SCHEMA "\")");
+        else if (hsdr_schema_upgrade_row(row, why, sizeof why) < 0)
+            ;
+        else if (!key)
+            snprintf(why, sizeof why, "missing field 'key'");
+        else if (!cJSON_IsString(key))
+            snprintf(why, sizeof why, "field 'key': expected a string");
+        if (why[0]) {
             cJSON_Delete(row);
             hsdr_errorf(err, errlen, "%s:%zu: %s", path, line, why);
             goto out;
@@ -787,4 +781,25 @@ int hsdr_results_read_journal(const char *path, cJSON ***rows, size_t **lines, s
 int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen)
 {
     return hsdr_results_read_lines(path, rows, NULL, n, err, errlen);
+}
+
+void hsdr_results_add_time(cJSON *o, const char *name, const hsdr_stats *st, const char *samples_name)
+{
+    cJSON *t = cJSON_AddObjectToObject(o, name);
+    cJSON_AddNumberToObject(t, "median", st->median);
+    cJSON_AddNumberToObject(t, "p10", st->p10);
+    cJSON_AddNumberToObject(t, "p25", st->p25);
+    cJSON_AddNumberToObject(t, "p75", st->p75);
+    cJSON_AddNumberToObject(t, "p90", st->p90);
+    cJSON_AddNumberToObject(t, "min", st->min);
+    cJSON_AddNumberToObject(t, "mean", st->mean);
+    cJSON_AddNumberToObject(t, "rel_spread", st->rel_spread);
+    cJSON_AddNumberToObject(t, "reps", st->reps);
+    cJSON_AddStringToObject(t, "stop", st->stop ? st->stop : "max_reps");
+    cJSON_AddNumberToObject(t, "launches_per_sample", st->launches_per_sample > 0 ? st->launches_per_sample : 1);
+    if (samples_name) {
+        cJSON *s = cJSON_AddArrayToObject(o, samples_name);
+        for (int i = 0; i < st->reps; i++)
+            cJSON_AddItemToArray(s, cJSON_CreateNumber(st->samples[i]));
+    }
 }

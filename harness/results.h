@@ -1,4 +1,4 @@
-/* Result files of schema hsdr-results/1 (docs/results-schema.md): DIR/BASE.jsonl (one JSON object per case, one
+/* Result files of schema hsdr-results/2 (harness/schema.c, docs/results-schema.md): DIR/BASE.jsonl (one JSON object per case, one
  * line each) and its CSV mirror DIR/BASE.csv, both written under a temporary name and renamed when complete; a
  * progress file DIR/BASE.partial.jsonl that `hsdr run --resume` continues from; and the reader used by `hsdr compare`
  * and `hsdr merge`. */
@@ -7,9 +7,10 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#define HSDR_RESULTS_SCHEMA "hsdr-results/1"
+#include "schema.h"
+#include "stats.h"
 
-/* Write rows (cJSON objects of schema hsdr-results/1, each with a string "key") to DIR/BASE.jsonl and DIR/BASE.csv:
+/* Write rows (cJSON objects of schema hsdr-results/2, each checked against the table: hsdr_schema_check_row) to DIR/BASE.jsonl and DIR/BASE.csv:
  * mkdir -p DIR, write each to a temporary name in DIR (".BASE.jsonl.<pid>.<n>.tmp"), fsync, then rename both. Never
  * leaves a half-written file under the final names; on failure the temporary files are removed (only a process killed
  * mid-write can leave a hidden *.tmp, and the next write of BASE in DIR removes those of processes no longer running).
@@ -37,9 +38,9 @@ const cJSON *hsdr_results_partial_marker(cJSON *const *rows, size_t n, size_t *i
 /* "7 of 39 cases done, interrupted by SIGINT": a marker in words, for the notes of merge and compare. */
 void hsdr_results_partial_describe(const cJSON *mark, char *buf, size_t n);
 
-/* Read a JSONL results file: every non-empty line must be a JSON object with "schema": "hsdr-results/1" and a
- * string "key"; errors name file:line (and the column for malformed JSON). An empty file gives 0 rows. Caller frees
- * with hsdr_results_free. */
+/* Read a JSONL results file: every non-empty line must be a JSON object with "schema": "hsdr-results/2" (or /1,
+ * converted on reading: hsdr_schema_upgrade_row) and a string "key"; errors name file:line (and the column for
+ * malformed JSON). An empty file gives 0 rows. Caller frees with hsdr_results_free. */
 int hsdr_results_read(const char *path, cJSON ***rows, size_t *n, char *err, size_t errlen);
 /* The same, also giving the 1-based line number of every row in *lines (caller frees; lines may be NULL). */
 int hsdr_results_read_lines(const char *path, cJSON ***rows, size_t **lines, size_t *n, char *err, size_t errlen);
@@ -55,13 +56,15 @@ void hsdr_results_free(cJSON **rows, size_t n);
  * written here comes from it. Caller frees (free); NULL when out of memory or the value is not printable. */
 char *hsdr_results_print(const cJSON *item);
 
-/* The CSV columns, in order: the scalar fields of the schema flattened with '.' (key, variant, ..., time_ns.median,
- * ..., convert.time_ns, occupancy.mean, error.nmse, ..., context.commit, context.cpu_model, partial.done,
- * partial.total, partial.interrupted_by; the column "error" holds the message of an errored row, whose "error" is a
- * string), then stage_<name>_alone_ns and stage_<name>_ablation_ns for every canonical stage name (hsdr_stage_name).
- * Missing, null or non-scalar values are empty cells; strings are quoted per RFC 4180 when they hold a comma, a quote
- * or a line break; numbers as in hsdr_results_print; booleans true / false. Returns the count; *names (when names is
- * not NULL) points to a static list. */
+/* The CSV columns, in order: the schema's fields marked CSV (harness/schema.c) as dotted paths, then for every
+ * canonical stage (hsdr_stage_name) its stages.NAME.X fields as stage_NAME_X. Missing, null or non-scalar values are empty cells; strings are quoted per
+ * RFC 4180 when they hold a comma, a quote or a line break; numbers as in hsdr_results_print; booleans true / false.
+ * Returns the count; *names (when names is not NULL) points to a static list. */
 size_t hsdr_results_csv_columns(const char ***names);
+
+/* The one spelling of timing statistics in every output: o.name = {"median", "p10", "p25", "p75", "p90", "min",
+ * "mean", "rel_spread", "reps", "stop", "launches_per_sample"} (ns per launch), and, when samples_name is not NULL,
+ * o.samples_name = the samples in order. */
+void hsdr_results_add_time(cJSON *o, const char *name, const hsdr_stats *st, const char *samples_name);
 
 #endif

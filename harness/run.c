@@ -52,22 +52,6 @@ static hsdr_pool *pool_for(pools *p, int threads, char *err, size_t errlen)
 
 /* ---- JSON helpers ---- */
 
-static void add_stats(cJSON *row, const hsdr_stats *st)
-{
-    cJSON *t = cJSON_AddObjectToObject(row, "time_ns");
-    cJSON_AddNumberToObject(t, "median", st->median);
-    cJSON_AddNumberToObject(t, "p10", st->p10);
-    cJSON_AddNumberToObject(t, "p90", st->p90);
-    cJSON_AddNumberToObject(t, "min", st->min);
-    cJSON_AddNumberToObject(t, "mean", st->mean);
-    cJSON_AddNumberToObject(t, "rel_spread", st->rel_spread);
-    cJSON_AddNumberToObject(t, "reps", st->reps);
-    cJSON_AddStringToObject(t, "stop", st->stop);
-    cJSON *s = cJSON_AddArrayToObject(row, "samples_ns");
-    for (int i = 0; i < st->reps; i++)
-        cJSON_AddItemToArray(s, cJSON_CreateNumber(st->samples[i]));
-}
-
 static void add_nullable(cJSON *o, const char *name, double v)
 {
     if (isnan(v))
@@ -79,7 +63,7 @@ static void add_nullable(cJSON *o, const char *name, double v)
 static cJSON *case_row(const hsdr_case *c, const char *key)
 {
     cJSON *row = cJSON_CreateObject();
-    cJSON_AddStringToObject(row, "schema", "hsdr-results/1");
+    cJSON_AddStringToObject(row, "schema", HSDR_RESULTS_SCHEMA);
     cJSON_AddStringToObject(row, "key", key);
     cJSON_AddStringToObject(row, "variant", c->variant->name);
     cJSON_AddStringToObject(row, "backend", c->variant->backend);
@@ -87,6 +71,7 @@ static cJSON *case_row(const hsdr_case *c, const char *key)
     cJSON_AddNumberToObject(row, "K", c->K);
     cJSON_AddNumberToObject(row, "N", c->N);
     cJSON_AddNumberToObject(row, "R", c->R);
+    cJSON_AddNumberToObject(row, "cols", c->cols > 1 ? c->cols : 1);
     cJSON_AddNumberToObject(row, "threads", c->threads);
     cJSON_AddStringToObject(row, "distribution", hsdr_dist_name(c->dist));
     cJSON_AddStringToObject(row, "mode", hsdr_mode_name(c->mode));
@@ -98,6 +83,13 @@ static cJSON *case_row(const hsdr_case *c, const char *key)
     cJSON_AddNumberToObject(row, "seed", (double)c->seed);
     cJSON_AddNumberToObject(row, "weight_bytes", (double)((size_t)c->N * (c->K / HSDR_QK) * HSDR_PTQ1_0_BYTES));
     return row;
+}
+
+static void set_error(cJSON *row, const char *message, char *line, size_t linen)
+{
+    cJSON_AddStringToObject(row, "status", "error");
+    cJSON_AddStringToObject(row, "error_message", message);
+    snprintf(line, linen, "ERROR: %s", message);
 }
 
 static int critical_path(const hsdr_variant *v, int K)
@@ -116,11 +108,11 @@ static int critical_path(const hsdr_variant *v, int K)
 }
 
 /* NMSE and max |err| / max |ref| of y against a reference vector. */
-static void output_error(const float *y, const double *yd, const double *ref, int N, double *nmse, double *max_rel)
+static void output_error(const float *y, const double *ref, int N, double *nmse, double *max_rel)
 {
     double num = 0.0, den = 0.0, emax = 0.0, rmax = 0.0;
     for (int r = 0; r < N; r++) {
-        double v = y ? (double)y[r] : yd[r], e = v - ref[r];
+        double v = (double)y[r], e = v - ref[r];
         num += e * e;
         den += ref[r] * ref[r];
         emax = fmax(emax, fabs(e));
@@ -130,54 +122,198 @@ static void output_error(const float *y, const double *yd, const double *ref, in
     *max_rel = rmax > 0 ? emax / rmax : 0.0;
 }
 
-/* ---- one case ---- */
+/* ---- one configuration ---- */
 
 typedef struct {
     const hsdr_matrix *m;
     const run_options *opt;
     pools pools;
     cJSON *context;
+    double t_start; /* hsdr_now_ns() when the cases started */
 } run_state;
 
-static hsdr_timing_policy main_policy(const hsdr_matrix *m)
+/* Each sample follows an untimed launch of the same subject: in a round the launch before would otherwise be
+ * another variant's, whose code, tables and activations displace this one's (hot: and whose weights displace this
+ * one's weights). Hot, the untimed launch reads the same weights; cold, the previous copy of the rotation, so the
+ * timed launch still finds its weights in no cache. Measured on epyc-2c-vm: cpu.production at 5120 x 17408 cold has a
+ * relative spread of 0.1-2 % on its own and 9 % in rounds without this. */
+static hsdr_timing_policy main_policy(const hsdr_matrix *m, hsdr_mode mode)
 {
-    return (hsdr_timing_policy){m->warmup, m->min_reps, m->max_reps, m->noise_target, m->time_limit_s};
+    (void)mode;
+    return (hsdr_timing_policy){m->warmup, m->min_reps, m->max_reps, m->noise_target, m->time_limit_s, 0.0, 1};
+}
+
+/* One visit's share of the main policy: the rounds, their minimum and the time limit split over the visits. A visit
+ * stops on the noise target only after 3 rounds of its own (the spread of one or two samples says nothing), unless
+ * the matrix asks for fewer in all. */
+static hsdr_timing_policy visit_policy(const hsdr_matrix *m, hsdr_mode mode)
+{
+    hsdr_timing_policy p = main_policy(m, mode);
+    const int v = m->visits > 1 ? m->visits : 1;
+    const int floor_min = p.min_reps < 3 ? p.min_reps : 3;
+    p.min_reps = (p.min_reps + v - 1) / v;
+    p.min_reps = p.min_reps < floor_min ? floor_min : p.min_reps < 1 ? 1 : p.min_reps;
+    p.max_reps = (p.max_reps + v - 1) / v;
+    p.max_reps = p.max_reps < p.min_reps ? p.min_reps : p.max_reps;
+    p.time_limit_s /= v;
+    return p;
 }
 
 /* Stage measurements get a smaller budget: they attribute time, the headline number is the full run. */
-static hsdr_timing_policy stage_policy(const hsdr_matrix *m)
+static hsdr_timing_policy stage_policy(const hsdr_matrix *m, hsdr_mode mode)
 {
     int min = m->min_reps < 3 ? m->min_reps : 3;
+    (void)mode;
     return (hsdr_timing_policy){1, min > 0 ? min : 1, m->max_reps < 50 ? m->max_reps : 50, m->noise_target,
-                                m->time_limit_s / 8};
+                                m->time_limit_s / 8, 0.0, 1};
 }
 
-static void time_stages(run_state *rs, hsdr_timing_setup *ts, hsdr_pool *pool, double full_ns, cJSON *row,
-                        char *dominant, size_t dn)
+/* One case of a configuration, or the production variant timed beside them as a companion (its own case filtered
+ * or sharded out, or done before a --resume): the pairing needs it in the same rounds. */
+typedef struct {
+    hsdr_case c;
+    size_t index;        /* the case's place in the expansion; SIZE_MAX for a companion */
+    char key[256];
+    cJSON *row;          /* NULL for a companion */
+    char line[768];      /* the progress line */
+    int timed;           /* set up, and in the rounds */
+    hsdr_timing_setup ts;
+    hsdr_subject subject;
+    hsdr_stats st;       /* every visit's samples, in round order (the summary is made when the rows are written) */
+    int samples_cap;
+    int visit_rounds[HSDR_MATRIX_MAX_VISITS]; /* rounds of each visit: the blocks of st's samples */
+    int nvisits;
+    const char *stop;    /* noise when every visit met the noise target, else why one stopped */
+    int production;      /* the member of its backend's production variant, or -1 */
+    double ceiling_bps;  /* NaN when not measured */
+    cJSON *ceiling;      /* the row's "ceiling" object (owned until added to the row) */
+} member;
+
+/* The two configurations' cases run in the same rounds: same inputs, threads and mode. */
+static int same_configuration(const hsdr_case *a, const hsdr_case *b)
 {
-    const hsdr_variant *v = ts->v;
-    const hsdr_timing_policy pol = stage_policy(rs->m);
-    cJSON *stages = cJSON_AddObjectToObject(row, "stages");
+    return a->K == b->K && a->N == b->N && a->dist == b->dist && a->seed == b->seed && a->threads == b->threads &&
+           a->mode == b->mode && strcmp(a->shape, b->shape) == 0;
+}
+
+/* Bytes of the read that is the ceiling of member x: a device reads the same bytes per launch; the host reads a
+ * working set of this footprint (rounded up to a power of two, so that close sizes share one) when hot, 64 MiB from
+ * DRAM when cold. */
+static size_t ceiling_bytes(const member *x, const hsdr_inputs *in)
+{
+    if (x->c.variant->device)
+        return in->weight_bytes;
+    if (x->c.mode == HSDR_MODE_COLD)
+        return (size_t)64 << 20;
+    size_t rounded = 1;
+    while (rounded < in->weight_bytes)
+        rounded <<= 1;
+    return rounded;
+}
+
+/* The ceiling of member x (measured now when none of its key is recent enough), as the row's fields. */
+static void member_ceiling(run_state *rs, member *x, const hsdr_inputs *in, hsdr_pool *pool)
+{
+    const hsdr_bw_result *bw;
+    char err[512];
+    x->ceiling_bps = NAN;
+    if (hsdr_ceiling(x->c.variant->device ? x->c.variant : NULL, pool, ceiling_bytes(x, in), x->c.mode,
+                     rs->m->ceiling_interval_s, &bw, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: %s: ceiling: %s\n", x->key, err);
+        return;
+    }
+    x->ceiling_bps = bw->bytes_per_s;
+    x->ceiling = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x->ceiling, "bytes", (double)bw->bytes);
+    cJSON_AddNumberToObject(x->ceiling, "rel_spread", bw->time.rel_spread);
+    cJSON_AddNumberToObject(x->ceiling, "reps", bw->time.reps);
+    cJSON_AddNumberToObject(x->ceiling, "age_s", bw->measured_at_ns); /* made an age once the rounds are over */
+    cJSON *s = cJSON_AddArrayToObject(x->ceiling, "samples_ns");
+    for (int i = 0; i < bw->time.reps; i++)
+        cJSON_AddItemToArray(s, cJSON_CreateNumber(bw->time.samples[i]));
+}
+
+/* Set up member x (validated already) and warm its intermediate buffers with one full run; a host variant that
+ * reads PTQ1_0 as stored uses the configuration's shared copies (made on first use). 0, or -1 with a message. */
+static int member_setup(member *x, const hsdr_inputs *in, hsdr_pool *pool, hsdr_weight_copies *shared,
+                        int *have_shared, char *err, size_t errlen)
+{
+    const hsdr_variant *v = x->c.variant;
+    if (!v->device && !pool)
+        return -1; /* err holds why there is no pool */
+    if (!*have_shared && !v->device && !v->prepare) {
+        if (hsdr_weight_copies_create(shared, in->W, in->weight_bytes, x->c.mode, err, errlen) != 0)
+            return -1;
+        *have_shared = 1;
+    }
+    if (hsdr_timing_setup_create(&x->ts, &x->c, in, x->c.threads, x->c.mode, v->device ? NULL : pool,
+                                 *have_shared ? shared : NULL, err, errlen) != 0)
+        return -1;
+    if (hsdr_timing_run_serial(&x->ts) != 0) {
+        snprintf(err, errlen, "%s", x->ts.err);
+        hsdr_timing_setup_free(&x->ts);
+        return -1;
+    }
+    hsdr_timing_subject(&x->ts, -1, 0, 0, &x->subject);
+    x->timed = 1;
+    return 0;
+}
+
+/* The member of variant p (one column), or -1. */
+static int find_variant(const member *g, size_t ng, const hsdr_variant *p)
+{
+    for (size_t j = 0; j < ng; j++)
+        if (g[j].c.variant == p && g[j].c.cols <= 1)
+            return (int)j;
+    return -1;
+}
+
+/* Stage times of member x: each stage alone, and by ablation -- the full run, the full run without the stage and
+ * with it twice, measured in rounds so that the deltas are per round. */
+static void time_stages(run_state *rs, member *x, char *dominant, size_t dn)
+{
+    const hsdr_variant *v = x->c.variant;
+    const hsdr_timing_policy pol = stage_policy(rs->m, x->c.mode);
+    cJSON *stages = cJSON_AddObjectToObject(x->row, "stages");
     double best = -1.0;
+    char err[512];
     dominant[0] = '\0';
     for (int s = 0; s < HSDR_STAGE_COUNT; s++) {
         if (s == HSDR_STAGE_CONVERT || !(v->stages & HSDR_STAGE_BIT(s)))
             continue;
         double alone = NAN, removed = NAN, doubled = NAN;
-        hsdr_stats st;
-        if (rs->opt->stages != STAGES_ABLATION && rs->opt->stages != STAGES_NONE && (v->stage || v->device) &&
-            hsdr_time_stage(ts, pool, (hsdr_stage)s, &pol, &st) == 0) {
-            alone = st.median;
-            hsdr_stats_free(&st);
-        }
-        if (rs->opt->stages != STAGES_ALONE && rs->opt->stages != STAGES_NONE && (v->ablatable & HSDR_STAGE_BIT(s))) {
-            if (hsdr_time_full(ts, pool, HSDR_STAGE_BIT(s), 0, &pol, &st) == 0) {
-                removed = full_ns - st.median;
+        if (rs->opt->stages != STAGES_ABLATION && (v->stage || v->device)) {
+            hsdr_subject a;
+            hsdr_stats st;
+            hsdr_timing_subject(&x->ts, s, 0, 0, &a);
+            hsdr_subject *one = &a;
+            if (hsdr_measure(&one, 1, &pol, &st, err, sizeof err) == 0) {
+                alone = st.median;
                 hsdr_stats_free(&st);
             }
-            if (hsdr_time_full(ts, pool, 0, HSDR_STAGE_BIT(s), &pol, &st) == 0) {
-                doubled = st.median - full_ns;
-                hsdr_stats_free(&st);
+        }
+        if (rs->opt->stages != STAGES_ALONE && (v->ablatable & HSDR_STAGE_BIT(s))) {
+            hsdr_subject full, skip, twice;
+            hsdr_stats st[3];
+            hsdr_timing_subject(&x->ts, -1, 0, 0, &full);
+            hsdr_timing_subject(&x->ts, -1, HSDR_STAGE_BIT(s), 0, &skip);
+            hsdr_timing_subject(&x->ts, -1, 0, HSDR_STAGE_BIT(s), &twice);
+            hsdr_subject *three[3] = {&full, &skip, &twice};
+            if (hsdr_measure(three, 3, &pol, st, err, sizeof err) == 0) {
+                double *d = malloc(sizeof(double) * (size_t)st[0].reps);
+                if (d) {
+                    for (int r = 0; r < st[0].reps; r++)
+                        d[r] = st[0].samples[r] - st[1].samples[r];
+                    qsort(d, (size_t)st[0].reps, sizeof *d, hsdr_cmp_double);
+                    removed = hsdr_sorted_median(d, (size_t)st[0].reps);
+                    for (int r = 0; r < st[0].reps; r++)
+                        d[r] = st[2].samples[r] - st[0].samples[r];
+                    qsort(d, (size_t)st[0].reps, sizeof *d, hsdr_cmp_double);
+                    doubled = hsdr_sorted_median(d, (size_t)st[0].reps);
+                    free(d);
+                }
+                for (int k = 0; k < 3; k++)
+                    hsdr_stats_free(&st[k]);
             }
         }
         cJSON *o = cJSON_AddObjectToObject(stages, hsdr_stage_name((hsdr_stage)s));
@@ -193,80 +329,76 @@ static void time_stages(run_state *rs, hsdr_timing_setup *ts, hsdr_pool *pool, d
     }
 }
 
-static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in, const char *key, char *line,
-                       size_t linen)
+/* The timing fields of member x's row, from its rounds (x->st) and its production member's. */
+static void fill_timed_row(run_state *rs, member *g, member *x, const hsdr_inputs *in, double rounds_end_ns)
 {
-    const hsdr_variant *v = c->variant;
-    cJSON *row = case_row(c, key);
-    char err[512] = "";
-    hsdr_validation val;
-    hsdr_validate(c, in, &val);
-    cJSON *vo = cJSON_AddObjectToObject(row, "validation");
-    cJSON_AddBoolToObject(vo, "passed", val.passed);
-    cJSON_AddStringToObject(vo, "detail", val.detail);
-    if (!val.passed) {
-        cJSON_AddStringToObject(row, "status", "failed");
-        snprintf(line, linen, "FAILED validation: %s", val.detail);
-        return row;
-    }
-    hsdr_pool *pool = pool_for(&rs->pools, c->threads, err, sizeof err);
-    hsdr_timing_setup ts;
-    if (!pool || hsdr_timing_setup_create(&ts, c, in, c->threads, c->mode, err, sizeof err) != 0) {
-        cJSON_AddStringToObject(row, "status", "error");
-        cJSON_AddStringToObject(row, "error", err);
-        snprintf(line, linen, "ERROR: %s", err);
-        return row;
-    }
-    /* one full run fills every intermediate buffer (stage-alone runs read them) */
-    hsdr_timing_policy pol = main_policy(rs->m);
-    hsdr_stats st;
-    if (hsdr_timing_run_serial(&ts) != 0 || hsdr_time_full(&ts, pool, 0, 0, &pol, &st) != 0) {
-        snprintf(err, sizeof err, "%s", ts.err[0] ? ts.err : "out of memory for samples");
-        hsdr_timing_setup_free(&ts);
-        cJSON_AddStringToObject(row, "status", "error");
-        cJSON_AddStringToObject(row, "error", err);
-        snprintf(line, linen, "ERROR: %s", err);
-        return row;
-    }
+    const hsdr_variant *v = x->c.variant;
+    cJSON *row = x->row;
+    const hsdr_stats *st = &x->st;
     cJSON_AddStringToObject(row, "status", "ok");
-    /* the ceiling, measured in this run with this thread count: hot, the read bandwidth of a working set of this
-     * footprint (cache-resident when it fits); cold, the DRAM streaming read bandwidth (64 MiB reads from buffers
-     * rotating over more than 4x the last-level cache) */
-    hsdr_bw_result bw = {0};
-    double ceiling = NAN;
-    size_t bw_bytes = c->mode == HSDR_MODE_HOT ? in->weight_bytes : (size_t)64 << 20;
-    if (v->device) {
-        /* a device: its plain streaming read of the same bytes per launch, on the same clock (cold: rotating over
-         * more than 3x its L2) */
-        double bps;
-        if (v->device->read_bandwidth(in->weight_bytes, c->mode == HSDR_MODE_COLD, &bps, err, sizeof err) == 0)
-            ceiling = bps;
+    if (v->device)
         cJSON_AddStringToObject(row, "device", v->device->describe());
-    } else if (hsdr_read_bandwidth_cached(pool, bw_bytes, c->mode, &bw, err, sizeof err) == 0) {
-        ceiling = bw.bytes_per_s;
-    }
-    double floor_ns = ceiling > 0 ? (double)in->weight_bytes / ceiling * 1e9 : NAN;
+    const double ceiling = x->ceiling_bps, floor_ns = ceiling > 0 ? (double)in->weight_bytes / ceiling * 1e9 : NAN;
     add_nullable(row, "ceiling_bytes_per_s", ceiling);
+    if (x->ceiling) {
+        cJSON *age = cJSON_GetObjectItemCaseSensitive(x->ceiling, "age_s");
+        cJSON_SetNumberValue(age, (rounds_end_ns - age->valuedouble) * 1e-9);
+        cJSON_AddItemToObject(row, "ceiling", x->ceiling);
+        x->ceiling = NULL;
+    } else {
+        cJSON_AddNullToObject(row, "ceiling");
+    }
     add_nullable(row, "bytes_floor_ns", floor_ns);
-    add_stats(row, &st);
-    double gbs = (double)in->weight_bytes / st.median;
+    hsdr_results_add_time(row, "time_ns", st, "samples_ns");
+    cJSON_AddItemToObject(row, "rounds_per_visit", cJSON_CreateIntArray(x->visit_rounds, x->nvisits));
+    const double gbs = (double)in->weight_bytes / st->median;
     cJSON_AddNumberToObject(row, "gb_per_s", gbs);
-    add_nullable(row, "pct_of_ceiling", 100.0 * floor_ns / st.median);
+    add_nullable(row, "pct_of_ceiling", 100.0 * floor_ns / st->median);
+    /* paired: the median of the per-round ratios to the production variant, sampled right before this one in every
+     * round */
+    const member *p = x->production >= 0 ? &g[x->production] : NULL;
+    double ratio = NAN, lo = NAN, hi = NAN;
+    if (p && p == x)
+        ratio = lo = hi = 1.0;
+    else if (p && st->ref_samples)
+        hsdr_paired_ratio(st->samples, st->ref_samples, (size_t)st->reps, x->visit_rounds, x->nvisits, 0.95, &ratio,
+                          &lo, &hi);
+    if (isnan(ratio))
+        p = NULL;
+    add_nullable(row, "ratio_to_production", ratio);
+    if (isnan(ratio)) {
+        cJSON_AddNullToObject(row, "ratio_to_production_ci");
+        cJSON_AddNullToObject(row, "ratio_to_production_samples");
+        cJSON_AddNullToObject(row, "production_variant");
+    } else {
+        cJSON *ci = cJSON_AddArrayToObject(row, "ratio_to_production_ci");
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(lo));
+        cJSON_AddItemToArray(ci, cJSON_CreateNumber(hi));
+        if (p == x) {
+            cJSON_AddNullToObject(row, "ratio_to_production_samples");
+        } else {
+            cJSON *rsamp = cJSON_AddArrayToObject(row, "ratio_to_production_samples");
+            for (int r = 0; r < st->reps; r++)
+                cJSON_AddItemToArray(rsamp, cJSON_CreateNumber(st->samples[r] / st->ref_samples[r]));
+        }
+        cJSON_AddStringToObject(row, "production_variant", p->c.variant->name);
+    }
     char dominant[32] = "";
     if (rs->opt->stages != STAGES_NONE)
-        time_stages(rs, &ts, pool, st.median, row, dominant, sizeof dominant);
+        time_stages(rs, x, dominant, sizeof dominant);
     if (dominant[0])
         cJSON_AddStringToObject(row, "dominant_stage", dominant);
     else
         cJSON_AddNullToObject(row, "dominant_stage");
     if (v->prepare) {
         cJSON *cv = cJSON_AddObjectToObject(row, "convert");
-        cJSON_AddNumberToObject(cv, "time_ns", ts.convert_ns);
-        cJSON_AddNumberToObject(cv, "footprint_bytes", (double)ts.footprint);
+        cJSON_AddNumberToObject(cv, "time_ns", x->ts.convert_ns);
+        cJSON_AddNumberToObject(cv, "footprint_bytes", (double)x->ts.footprint);
         /* the bytes this variant actually streams: its converted footprint (the row's gb_per_s and pct_of_ceiling
          * stay on the PTQ1_0 bytes, the format floor every variant is compared with) */
-        cJSON_AddNumberToObject(cv, "gb_per_s", (double)ts.footprint / st.median);
-        add_nullable(cv, "pct_of_ceiling", ceiling > 0 ? 100.0 * (double)ts.footprint / ceiling * 1e9 / st.median : NAN);
+        cJSON_AddNumberToObject(cv, "gb_per_s", (double)x->ts.footprint / st->median);
+        add_nullable(cv, "pct_of_ceiling",
+                     ceiling > 0 ? 100.0 * (double)x->ts.footprint / ceiling * 1e9 / st->median : NAN);
     } else {
         cJSON_AddNullToObject(row, "convert");
     }
@@ -276,28 +408,273 @@ static cJSON *run_case(run_state *rs, const hsdr_case *c, const hsdr_inputs *in,
         cJSON_AddNumberToObject(oc, "p5", in->occ_p5);
         cJSON_AddNumberToObject(oc, "p95", in->occ_p95);
     }
-    cJSON_AddNumberToObject(row, "critical_path_depth", critical_path(v, c->K));
-    /* output error of the timed path (y from the last repetition: validated above, deterministic) */
-    if (hsdr_timing_run_serial(&ts) != 0)
+    cJSON_AddNumberToObject(row, "critical_path_depth", critical_path(v, x->c.K));
+    /* output error of the timed path, column 0 (y from a run now: validated above, deterministic) */
+    if (hsdr_timing_run_serial(&x->ts) != 0)
         for (int r = 0; r < in->N; r++)
-            ts.exec.y[r] = NAN; /* the device failed now: the error fields say so (NaN) */
+            x->ts.exec.y[r] = NAN; /* the device failed now: the error fields say so (NaN) */
     double nmse, max_rel, pnmse, pmax;
-    output_error(ts.exec.y, NULL, in->y_exact, in->N, &nmse, &max_rel);
-    output_error(in->y_q8, NULL, in->y_exact, in->N, &pnmse, &pmax);
+    output_error(x->ts.exec.y, in->y_exact, in->N, &nmse, &max_rel);
+    output_error(in->y_q8, in->y_exact, in->N, &pnmse, &pmax);
     cJSON *eo = cJSON_AddObjectToObject(row, "error");
-    cJSON_AddNumberToObject(eo, "nmse", nmse);
-    cJSON_AddNumberToObject(eo, "max_rel", max_rel);
+    add_nullable(eo, "nmse", nmse);
+    add_nullable(eo, "max_rel", max_rel);
     cJSON_AddNumberToObject(eo, "production_nmse", pnmse);
     cJSON_AddNumberToObject(eo, "production_max_rel", pmax);
-    snprintf(line, linen, "%10.1f us  %6.2f GB/s  %5.1f%% of %.1f GB/s %s ceiling%s%s", st.median / 1e3, gbs,
-             100.0 * floor_ns / st.median, ceiling / 1e9, hsdr_mode_name(c->mode), dominant[0] ? "  dominant: " : "",
-             dominant);
-    hsdr_stats_free(&st);
-    hsdr_timing_setup_free(&ts);
-    return row;
+    char rbuf[48] = "";
+    if (p && p != x)
+        snprintf(rbuf, sizeof rbuf, "  %.3fx prod [%.3f, %.3f]", ratio, lo, hi);
+    snprintf(x->line, sizeof x->line, "%10.1f us  %6.2f GB/s  %5.1f%% of %.1f GB/s %s ceiling%s%s%s",
+             st->median / 1e3, gbs, 100.0 * floor_ns / st->median, ceiling / 1e9, hsdr_mode_name(x->c.mode), rbuf,
+             dominant[0] ? "  dominant: " : "", dominant);
 }
 
-/* ---- after the run: ratios, break-even, summary ---- */
+/* Inputs shared by the configurations in flight that draw the same ones (K, N, distribution, seed). */
+typedef struct {
+    hsdr_inputs in;
+    int refs, ok;
+    char err[512];
+} shared_inputs;
+
+/* One configuration: its cases (idx[0..n) of the expansion), their members and companions, set up once and visited
+ * `visits` times; its rows exist once it is closed. */
+typedef struct {
+    const size_t *idx;
+    size_t n;
+    shared_inputs *in;
+    member *g;
+    size_t ng;
+    hsdr_weight_copies shared;
+    int have_shared;
+    hsdr_subject **subjects;
+    hsdr_stats *stats;
+    int visits;
+    double rounds_end;
+} configuration;
+
+/* Set up configuration cf (its inputs built): validate each case, set up every one that passes plus its backend's
+ * production variant when that is not among them. */
+static void config_open(run_state *rs, configuration *cf)
+{
+    const hsdr_inputs *in = &cf->in->in;
+    const size_t n = cf->n;
+    char err[512];
+    cf->g = calloc(2 * n, sizeof *cf->g); /* the cases, then at most one companion per case */
+    cf->subjects = calloc(2 * n, sizeof *cf->subjects);
+    cf->stats = calloc(2 * n, sizeof *cf->stats);
+    if (!cf->g || !cf->subjects || !cf->stats || !cf->in->ok) {
+        snprintf(err, sizeof err, "%s", cf->in->ok ? "out of memory" : cf->in->err);
+        free(cf->g);
+        cf->g = NULL;
+        return; /* config_close writes the error rows */
+    }
+    member *g = cf->g;
+    const hsdr_case *first = &rs->m->cases[cf->idx[0]];
+    hsdr_pool *pool = pool_for(&rs->pools, first->threads, err, sizeof err);
+    for (size_t i = 0; i < n; i++) {
+        member *x = &g[cf->ng++];
+        x->c = rs->m->cases[cf->idx[i]];
+        x->index = cf->idx[i];
+        hsdr_case_key(&x->c, x->key, sizeof x->key);
+        x->row = case_row(&x->c, x->key);
+        hsdr_validation val;
+        hsdr_validate(&x->c, in, &val);
+        cJSON *vo = cJSON_AddObjectToObject(x->row, "validation");
+        cJSON_AddBoolToObject(vo, "passed", val.passed);
+        cJSON_AddStringToObject(vo, "detail", val.detail);
+        if (!val.passed) {
+            cJSON_AddStringToObject(x->row, "status", "failed");
+            snprintf(x->line, sizeof x->line, "FAILED validation: %s", val.detail);
+        } else if (member_setup(x, in, pool, &cf->shared, &cf->have_shared, err, sizeof err) != 0) {
+            set_error(x->row, err, x->line, sizeof x->line);
+        }
+    }
+    /* each backend's production variant: among the cases, or a companion validated and set up here */
+    for (size_t i = 0, cases = cf->ng; i < cases; i++) {
+        g[i].production = -1;
+        const hsdr_variant *p = g[i].timed ? hsdr_backend_production(g[i].c.variant->backend) : NULL;
+        if (!p)
+            continue;
+        int j = find_variant(g, cf->ng, p);
+        if (j < 0 && !hsdr_variant_unavailable(p) && hsdr_variant_timed(p)) {
+            member *x = &g[j = (int)cf->ng++];
+            x->c = g[i].c;
+            x->c.variant = p;
+            x->c.R = 1;
+            x->c.cols = 1;
+            x->index = SIZE_MAX;
+            x->production = -1;
+            hsdr_case_key(&x->c, x->key, sizeof x->key);
+            hsdr_validation val;
+            hsdr_validate(&x->c, in, &val);
+            if (!val.passed)
+                fprintf(stderr, "hsdr run: %s (timed beside the cases for their ratios) FAILED validation: %s\n",
+                        x->key, val.detail);
+            else if (member_setup(x, in, pool, &cf->shared, &cf->have_shared, err, sizeof err) != 0)
+                fprintf(stderr, "hsdr run: %s (timed beside the cases for their ratios): %s\n", x->key, err);
+        }
+        if (j >= 0 && g[j].timed)
+            g[i].production = j;
+    }
+}
+
+/* Member x leaves the rounds with message why (an error row, or a note for a companion). */
+static void member_drop(member *x, const char *why)
+{
+    x->timed = 0;
+    if (x->row)
+        set_error(x->row, why, x->line, sizeof x->line);
+    else
+        fprintf(stderr, "hsdr run: %s (companion): %s\n", x->key, why);
+    hsdr_timing_setup_free(&x->ts);
+}
+
+/* Append a visit's samples of member x (and of its reference, sampled beside them). 0, or -1 out of memory. */
+static int member_append(member *x, const hsdr_stats *st)
+{
+    if (x->st.reps + st->reps > x->samples_cap) {
+        int cap = 2 * (x->st.reps + st->reps);
+        double *grown = realloc(x->st.samples, sizeof(double) * (size_t)cap);
+        if (!grown)
+            return -1;
+        x->st.samples = grown;
+        if (st->ref_samples) {
+            grown = realloc(x->st.ref_samples, sizeof(double) * (size_t)cap);
+            if (!grown)
+                return -1;
+            x->st.ref_samples = grown;
+        }
+        x->samples_cap = cap;
+    }
+    memcpy(x->st.samples + x->st.reps, st->samples, sizeof(double) * (size_t)st->reps);
+    if (st->ref_samples && x->st.ref_samples)
+        memcpy(x->st.ref_samples + x->st.reps, st->ref_samples, sizeof(double) * (size_t)st->reps);
+    x->st.reps += st->reps;
+    if (x->nvisits < HSDR_MATRIX_MAX_VISITS)
+        x->visit_rounds[x->nvisits++] = st->reps;
+    x->st.launches_per_sample = st->launches_per_sample;
+    x->stop = !x->stop || strcmp(st->stop, "noise") != 0 ? st->stop : x->stop;
+    return 0;
+}
+
+/* One visit: the ceilings (measured now only when none of the same key is recent enough), then the rounds of every
+ * member still timed; a subject that fails leaves them with its error, and the others are measured again. */
+static void config_visit(run_state *rs, configuration *cf)
+{
+    if (!cf->g)
+        return;
+    member *g = cf->g;
+    const hsdr_inputs *in = &cf->in->in;
+    const hsdr_case *first = &rs->m->cases[cf->idx[0]];
+    char err[512];
+    hsdr_pool *pool = pool_for(&rs->pools, first->threads, err, sizeof err);
+    for (size_t i = 0; i < cf->ng; i++)
+        if (g[i].timed && g[i].row) {
+            cJSON_Delete(g[i].ceiling);
+            g[i].ceiling = NULL;
+            member_ceiling(rs, &g[i], in, pool);
+        }
+    const hsdr_timing_policy pol = visit_policy(rs->m, first->mode);
+    for (;;) {
+        size_t ns = 0;
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].timed) {
+                const int p = g[i].production;
+                g[i].subject.ref = p >= 0 && (size_t)p != i && g[p].timed ? &g[p].subject : NULL;
+                cf->subjects[ns++] = &g[i].subject;
+            }
+        if (ns == 0)
+            break;
+        for (size_t i = 0; i < ns; i++)
+            cf->subjects[i]->err[0] = '\0';
+        if (hsdr_measure(cf->subjects, (int)ns, &pol, cf->stats, err, sizeof err) == 0) {
+            for (size_t i = 0, k = 0; i < cf->ng; i++)
+                if (g[i].timed) {
+                    if (member_append(&g[i], &cf->stats[k]) != 0)
+                        member_drop(&g[i], "out of memory for samples");
+                    hsdr_stats_free(&cf->stats[k++]);
+                }
+            cf->rounds_end = hsdr_now_ns();
+            break;
+        }
+        int blamed = 0; /* none: the engine itself failed (out of memory), and every subject leaves */
+        for (size_t i = 0; i < cf->ng; i++)
+            blamed |= g[i].timed && g[i].subject.err[0];
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].timed && (g[i].subject.err[0] || !blamed))
+                member_drop(&g[i], blamed ? g[i].subject.err : err);
+    }
+    cf->visits++;
+}
+
+/* Write the rows of configuration cf into rows[]: error rows when it could not be set up, else every case's row
+ * from the samples of all visits; then free it. */
+static void config_close(run_state *rs, configuration *cf, cJSON **rows)
+{
+    member *g = cf->g;
+    if (!g) {
+        for (size_t i = 0; i < cf->n; i++) {
+            const hsdr_case *c = &rs->m->cases[cf->idx[i]];
+            char key[256], line[768];
+            hsdr_case_key(c, key, sizeof key);
+            rows[cf->idx[i]] = case_row(c, key);
+            set_error(rows[cf->idx[i]], cf->in->ok ? "out of memory" : cf->in->err, line, sizeof line);
+            if (!rs->opt->quiet)
+                printf("[%zu/%zu %.0fs] %s: %s\n", cf->idx[i] + 1, rs->m->ncases,
+                       (hsdr_now_ns() - rs->t_start) / 1e9, key, line);
+        }
+    } else {
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].production >= 0 && !g[g[i].production].timed)
+                g[i].production = -1;
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].timed) {
+                g[i].st.stop = g[i].stop;
+                hsdr_stats_summarize(&g[i].st);
+            }
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].timed && g[i].row)
+                fill_timed_row(rs, g, &g[i], &cf->in->in, cf->rounds_end);
+        for (size_t i = 0; i < cf->ng; i++) {
+            if (g[i].timed)
+                hsdr_timing_setup_free(&g[i].ts);
+            hsdr_stats_free(&g[i].st);
+            cJSON_Delete(g[i].ceiling);
+            if (g[i].row) {
+                rows[g[i].index] = g[i].row;
+                if (!rs->opt->quiet)
+                    printf("[%zu/%zu %.0fs] %s: %s\n", g[i].index + 1, rs->m->ncases,
+                           (hsdr_now_ns() - rs->t_start) / 1e9, g[i].key, g[i].line);
+            }
+        }
+    }
+    if (cf->have_shared)
+        hsdr_weight_copies_free(&cf->shared);
+    free(cf->g);
+    free(cf->subjects);
+    free(cf->stats);
+    cf->g = NULL;
+}
+
+/* A configuration left unfinished (the run was stopped): freed, no rows. */
+static void config_discard(configuration *cf)
+{
+    for (size_t i = 0; cf->g && i < cf->ng; i++) {
+        if (cf->g[i].timed)
+            hsdr_timing_setup_free(&cf->g[i].ts);
+        hsdr_stats_free(&cf->g[i].st);
+        cJSON_Delete(cf->g[i].ceiling);
+        cJSON_Delete(cf->g[i].row);
+    }
+    if (cf->have_shared)
+        hsdr_weight_copies_free(&cf->shared);
+    free(cf->g);
+    free(cf->subjects);
+    free(cf->stats);
+    cf->g = NULL;
+}
+
+/* ---- after the run: break-even, summary ---- */
 
 static const char *jstr(const cJSON *o, const char *k)
 {
@@ -322,39 +699,6 @@ static int same_config(const cJSON *a, const cJSON *b)
     return jnum(a, "K") == jnum(b, "K") && jnum(a, "N") == jnum(b, "N") && jnum(a, "threads") == jnum(b, "threads") &&
            strcmp(jstr(a, "distribution"), jstr(b, "distribution")) == 0 &&
            strcmp(jstr(a, "mode"), jstr(b, "mode")) == 0 && strcmp(jstr(a, "shape"), jstr(b, "shape")) == 0;
-}
-
-/* The production row for a row: the production variant of the same backend if measured, else any production. */
-static const cJSON *production_for(cJSON **rows, size_t n, const cJSON *row)
-{
-    const cJSON *any = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *p = rows[i];
-        if (strcmp(jstr(p, "family"), "production") != 0 || strcmp(jstr(p, "status"), "ok") != 0 ||
-            !same_config(p, row))
-            continue;
-        if (strcmp(jstr(p, "backend"), jstr(row, "backend")) == 0)
-            return p;
-        if (!any)
-            any = p;
-    }
-    return any;
-}
-
-static void add_ratios(cJSON **rows, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(jstr(rows[i], "status"), "ok") != 0)
-            continue;
-        const cJSON *p = production_for(rows, n, rows[i]);
-        if (p) {
-            cJSON_AddNumberToObject(rows[i], "ratio_to_production", jmedian(rows[i]) / jmedian(p));
-            cJSON_AddStringToObject(rows[i], "production_variant", jstr(p, "variant"));
-        } else {
-            cJSON_AddNullToObject(rows[i], "ratio_to_production");
-            cJSON_AddNullToObject(rows[i], "production_variant");
-        }
-    }
 }
 
 /* State-set time per row t(R) = a + b / R (least squares over the R sweep) against the direct variant's time per
@@ -530,8 +874,8 @@ static int parse_args(int argc, char **argv, run_options *o)
 
 /* ---- interruption: SIGINT / SIGTERM stop the run at the next case boundary ---- */
 
-/* The first SIGINT or SIGTERM: its number. The loop polls it between cases, so a case is never cut in half and
- * every row written is whole. */
+/* The first SIGINT or SIGTERM: its number. The loop polls it between configurations (the cases timed together in
+ * rounds), so a configuration is never cut in half and every row written is whole. */
 static volatile sig_atomic_t stop_signal;
 /* Set once the cases are over: the results files are being written, which takes moments, and a process ended now
  * would leave the old results.jsonl beside a journal of the new rows. Signals are then ignored. */
@@ -542,15 +886,17 @@ static void on_stop_signal(int sig)
     if (writing_results)
         return;
     if (stop_signal) {
-        /* A second signal: the user will not wait for the current case. The default action ends the process when
+        /* A second signal: the user will not wait for the current configuration. The default action ends the process when
          * the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
     stop_signal = sig;
-    static const char msg_int[] = "\nhsdr run: SIGINT: stopping after the current case (a second signal: at once)\n";
-    static const char msg_term[] = "\nhsdr run: SIGTERM: stopping after the current case (a second signal: at once)\n";
+    static const char msg_int[] = "\nhsdr run: SIGINT: stopping after the current cases (one configuration's rounds; "
+                                  "a second signal: at once)\n";
+    static const char msg_term[] = "\nhsdr run: SIGTERM: stopping after the current cases (one configuration's rounds; "
+                                   "a second signal: at once)\n";
     ssize_t ignored = sig == SIGINT ? write(STDERR_FILENO, msg_int, sizeof msg_int - 1)
                                     : write(STDERR_FILENO, msg_term, sizeof msg_term - 1);
     (void)ignored;
@@ -639,6 +985,8 @@ static cJSON *run_settings(const hsdr_matrix *m, const run_options *opt)
     cJSON_AddNumberToObject(o, "repetitions_max", m->max_reps);
     cJSON_AddNumberToObject(o, "noise_target", m->noise_target);
     cJSON_AddNumberToObject(o, "time_limit_s", m->time_limit_s);
+    cJSON_AddNumberToObject(o, "ceiling_interval_s", m->ceiling_interval_s);
+    cJSON_AddNumberToObject(o, "visits", m->visits);
     cJSON_AddStringToObject(o, "stages", stage_timing_name(opt->stages));
     return o;
 }
@@ -686,12 +1034,11 @@ static int cmp_case_key(const void *a, const void *b)
     return strcmp(((const case_key *)a)->key, ((const case_key *)b)->key);
 }
 
-/* Fields a finished run adds from all rows together: recomputed over the merged rows. */
+/* The mark of the interrupted run: a resumed run's rows carry none (or the new one, if interrupted again). Every
+ * other field, the paired ratios included, was measured with the row's own rounds and stays. */
 static void strip_run_fields(cJSON *row)
 {
     cJSON_DeleteItemFromObjectCaseSensitive(row, "partial");
-    cJSON_DeleteItemFromObjectCaseSensitive(row, "ratio_to_production");
-    cJSON_DeleteItemFromObjectCaseSensitive(row, "production_variant");
 }
 
 /* Reads DIR/results.partial.jsonl (the journal: every row finished before the interruption), or without one
@@ -1000,53 +1347,93 @@ int hsdr_cmd_run(int argc, char **argv)
     }
     stop_handlers handlers;
     stop_handlers_install(&handlers);
-    hsdr_inputs in = {0};
-    int have_inputs = 0;
-    char input_err[512] = "";
-    size_t done = nkept;
-    double t_start = hsdr_now_ns();
-    for (size_t i = 0; i < m.ncases; i++) {
-        if (stop_signal)
-            break; /* the case boundary: every row so far is whole and in the journal */
-        if (rows[i])
-            continue; /* done before the interruption (--resume) */
-        const hsdr_case *c = &m.cases[i];
-        char key[256], line[768];
-        hsdr_case_key(c, key, sizeof key);
-        if (!have_inputs || in.K != c->K || in.N != c->N || in.dist != c->dist || in.seed != c->seed) {
-            if (have_inputs)
-                hsdr_inputs_free(&in);
-            have_inputs = 0;
-            input_err[0] = '\0';
-            hsdr_read_bandwidth_cache_clear(); /* ceilings measured next to the cases that use them */
-            if (hsdr_inputs_bytes(c->K, c->N) > hsdr_timing_memory_cap())
-                snprintf(input_err, sizeof input_err, "refused: inputs need %zu bytes, above the %zu-byte cap",
-                         hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
-            else if (hsdr_inputs_build(&in, c->K, c->N, c->dist, c->seed, input_err, sizeof input_err) == 0)
-                have_inputs = 1;
+    /* The configurations in flight: each pass opens the next one (while fewer than `visits` are open), visits every
+     * open one, and closes those visited `visits` times, so that a configuration's visits are spread over the run. */
+    const int visits = m.visits > 1 ? m.visits : 1;
+    configuration *open[HSDR_MATRIX_MAX_VISITS]; /* heap: the setups point into them (shared weight copies) */
+    int nopen = 0;
+    size_t done = nkept, next = 0;
+    size_t *idx = malloc((m.ncases ? m.ncases : 1) * sizeof *idx), nidx = 0;
+    rs.t_start = hsdr_now_ns();
+    while (idx) {
+        if (!stop_signal && nopen < visits) {
+            while (next < m.ncases && rows[next])
+                next++; /* done before the interruption (--resume) */
+            if (next < m.ncases) {
+                /* the consecutive cases that share inputs, threads and mode (the expansion's order) */
+                const hsdr_case *c = &m.cases[next];
+                configuration *cf = calloc(1, sizeof *cf);
+                if (!cf) {
+                    fprintf(stderr, "hsdr run: out of memory\n");
+                    break;
+                }
+                open[nopen++] = cf;
+                cf->idx = idx + nidx;
+                for (; next < m.ncases && same_configuration(&m.cases[next], c); next++)
+                    if (!rows[next])
+                        idx[nidx + cf->n++] = next;
+                nidx += cf->n;
+                for (int k = 0; k < nopen - 1 && !cf->in; k++)
+                    if (open[k]->in->in.K == c->K && open[k]->in->in.N == c->N && open[k]->in->in.dist == c->dist &&
+                        open[k]->in->in.seed == c->seed)
+                        cf->in = open[k]->in;
+                if (!cf->in && (cf->in = calloc(1, sizeof *cf->in))) {
+                    if (hsdr_inputs_bytes(c->K, c->N) > hsdr_timing_memory_cap())
+                        snprintf(cf->in->err, sizeof cf->in->err, "refused: inputs need %zu bytes, above the %zu-byte cap",
+                                 hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
+                    else
+                        cf->in->ok = hsdr_inputs_build(&cf->in->in, c->K, c->N, c->dist, c->seed, cf->in->err,
+                                                       sizeof cf->in->err) == 0;
+                }
+                if (!cf->in) {
+                    fprintf(stderr, "hsdr run: out of memory\n");
+                    free(open[--nopen]);
+                    break;
+                }
+                cf->in->refs++;
+                config_open(&rs, cf);
+            }
         }
-        cJSON *row;
-        if (!have_inputs) {
-            row = case_row(c, key);
-            cJSON_AddStringToObject(row, "status", "error");
-            cJSON_AddStringToObject(row, "error", input_err);
-            snprintf(line, sizeof line, "ERROR: %s", input_err);
-        } else {
-            row = run_case(&rs, c, &in, key, line, sizeof line);
+        if (nopen == 0)
+            break;
+        if (stop_signal) { /* the pass boundary: the configurations in flight leave no rows */
+            for (int k = 0; k < nopen; k++) {
+                config_discard(open[k]);
+                if (--open[k]->in->refs == 0) {
+                    hsdr_inputs_free(&open[k]->in->in);
+                    free(open[k]->in);
+                }
+                free(open[k]);
+            }
+            nopen = 0;
+            break;
         }
-        cJSON_AddItemReferenceToObject(row, "context", rs.context);
-        rows[i] = row;
-        done++;
-        if (journal_append(&rs, partial, row) != 0)
-            fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n", hsdr_results_partial_path(partial),
-                    strerror(errno));
-        if (!opt.quiet)
-            printf("[%zu/%zu %.0fs] %s: %s\n", i + 1, m.ncases, (hsdr_now_ns() - t_start) / 1e9, key, line);
+        for (int k = 0; k < nopen; k++)
+            config_visit(&rs, open[k]);
+        /* close the configurations visited often enough (the oldest first), or, with no case left to open, the
+         * oldest as soon as it is (the tail of the run has fewer in flight) */
+        while (nopen > 0 && (open[0]->visits >= visits || !open[0]->g)) {
+            configuration *cf = open[0];
+            config_close(&rs, cf, rows);
+            for (size_t k = 0; k < cf->n; k++) {
+                cJSON_AddItemReferenceToObject(rows[cf->idx[k]], "context", rs.context);
+                done++;
+                if (journal_append(&rs, partial, rows[cf->idx[k]]) != 0)
+                    fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n",
+                            hsdr_results_partial_path(partial), strerror(errno));
+            }
+            if (--cf->in->refs == 0) {
+                hsdr_inputs_free(&cf->in->in);
+                free(cf->in);
+            }
+            free(cf);
+            memmove(&open[0], &open[1], sizeof open[0] * (size_t)(nopen - 1));
+            nopen--;
+        }
         fflush(stdout);
     }
+    free(idx);
     writing_results = 1;
-    if (have_inputs)
-        hsdr_inputs_free(&in);
     /* A signal after the last case changes nothing: the run is complete. */
     int interrupted = done < m.ncases ? stop_signal : 0;
     /* from here on rows[0..done) are the done rows in the order of the expansion */
@@ -1060,7 +1447,6 @@ int hsdr_cmd_run(int argc, char **argv)
         failed += strcmp(status, "failed") == 0;
         errors += strcmp(status, "error") == 0;
     }
-    add_ratios(rows, done);
     cJSON *be = breakeven(rows, done);
     /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
     add_run_facts(rs.context, &rs.pools);
@@ -1093,9 +1479,9 @@ int hsdr_cmd_run(int argc, char **argv)
             print_summary(rows, done, be);
         if (nkept)
             printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m.ncases, nkept, kept_from,
-                   m.ncases - nkept, (hsdr_now_ns() - t_start) / 1e9);
+                   m.ncases - nkept, (hsdr_now_ns() - rs.t_start) / 1e9);
         else
-            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - t_start) / 1e9);
+            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - rs.t_start) / 1e9);
         printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
                m.ncases - failed - errors, failed, errors, opt.out_dir);
     }

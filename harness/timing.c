@@ -26,11 +26,235 @@ static size_t align64(size_t n)
     return (n + 63) & ~(size_t)63;
 }
 
+/* ---- the engine ---- */
+
+static void nothing(int tid, int nthreads, void *arg)
+{
+    (void)tid, (void)nthreads, (void)arg;
+}
+
+int hsdr_sample(hsdr_subject *s, double *ns)
+{
+    const int count = s->count > 0 ? s->count : 1;
+    const size_t ncopies = s->rot ? s->rot->n : 1;
+    size_t copy = 0;
+    if (s->rot) {
+        copy = s->rot->next;
+        s->rot->next = (s->rot->next + (size_t)count) % ncopies;
+        s->rot->launches += (size_t)count;
+    }
+    double t = 0.0;
+    if (s->before && s->before(s) != 0)
+        return -1;
+    if (s->dev) {
+        const hsdr_device_ops *d = s->dev;
+        if (d->mark(s->run, 0, s->err, sizeof s->err) != 0)
+            return -1;
+        for (int i = 0; i < count; i++)
+            if (d->enqueue(s->run, (int)((copy + (size_t)i) % ncopies), s->stage, s->skip, s->twice, s->err,
+                           sizeof s->err) != 0)
+                return -1;
+        if (d->mark(s->run, 1, s->err, sizeof s->err) != 0 || d->elapsed(s->run, &t, s->err, sizeof s->err) != 0)
+            return -1;
+    } else {
+        if (s->wake && hsdr_pool_threads(s->wake) > 1)
+            hsdr_pool_run(s->wake, nothing, NULL); /* workers asleep after a pause wake here, not on the clock */
+        const double t0 = hsdr_now_ns();
+        const int rc = s->launch(s, copy, count);
+        t = hsdr_now_ns() - t0;
+        if (rc != 0)
+            return -1;
+    }
+    *ns = t / count;
+    return 0;
+}
+
+enum { MAX_LAUNCHES_PER_SAMPLE = 1 << 20 };
+
+/* Launches per sample so that one sample lasts at least min_ns, from the fastest launch seen (ns). */
+static int calibrated_count(double fastest_ns, double min_ns)
+{
+    if (!(fastest_ns > 0))
+        return MAX_LAUNCHES_PER_SAMPLE;
+    const double want = min_ns / fastest_ns;
+    return want < 1 ? 1 : want >= MAX_LAUNCHES_PER_SAMPLE ? MAX_LAUNCHES_PER_SAMPLE : (int)want + 1;
+}
+
+int hsdr_measure(hsdr_subject *const *subjects, int n, const hsdr_timing_policy *pol, hsdr_stats *stats, char *err,
+                 size_t errlen)
+{
+    const int cap = pol->max_reps > 0 ? pol->max_reps : 1;
+    double *sorted = malloc(sizeof(double) * (size_t)cap);
+    double *fastest = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+    int failed = -1; /* the subject whose sample failed */
+    memset(stats, 0, sizeof *stats * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        const hsdr_subject *ref = subjects[i]->ref;
+        if (!(stats[i].samples = malloc(sizeof(double) * (size_t)cap)) ||
+            (ref && ref != subjects[i] && !(stats[i].ref_samples = malloc(sizeof(double) * (size_t)cap))))
+            goto oom;
+    }
+    if (!sorted || !fastest)
+        goto oom;
+    for (int i = 0; i < n; i++)
+        if (subjects[i]->count < 1)
+            subjects[i]->count = 1;
+    for (int w = 0; w < pol->warmup; w++)
+        for (int i = 0; i < n; i++) {
+            double ns;
+            if (hsdr_sample(subjects[i], &ns) != 0) {
+                failed = i;
+                goto fail;
+            }
+            if (pol->min_sample_ns > 0) {
+                if (w == 0 || ns < fastest[i])
+                    fastest[i] = ns;
+                subjects[i]->count = calibrated_count(fastest[i], pol->min_sample_ns);
+            }
+        }
+    const double start = hsdr_now_ns(), limit = pol->time_limit_s * 1e9 * n;
+    const char *stop = "max_reps";
+    int reps = 0;
+    while (reps < cap) {
+        for (int i = 0; i < n; i++) {
+            hsdr_subject *ref = stats[i].ref_samples ? subjects[i]->ref : NULL;
+            double discarded;
+            if (ref && ((pol->rewarm && hsdr_sample(ref, &discarded) != 0) ||
+                        hsdr_sample(ref, &stats[i].ref_samples[reps]) != 0)) {
+                snprintf(subjects[i]->err, sizeof subjects[i]->err, "its reference %.40s: %.190s",
+                         ref->name ? ref->name : "subject", ref->err);
+                failed = i;
+                goto fail;
+            }
+            if ((pol->rewarm && hsdr_sample(subjects[i], &discarded) != 0) ||
+                hsdr_sample(subjects[i], &stats[i].samples[reps]) != 0) {
+                failed = i;
+                goto fail;
+            }
+        }
+        reps++;
+        if (reps < pol->min_reps)
+            continue;
+        int quiet = 1;
+        for (int i = 0; i < n && quiet; i++) {
+            stats[i].reps = reps;
+            hsdr_stats_summarize_with(&stats[i], sorted);
+            quiet = stats[i].rel_spread <= pol->noise_target;
+        }
+        if (quiet) {
+            stop = "noise";
+            break;
+        }
+        if (hsdr_now_ns() - start >= limit) {
+            stop = "time_limit";
+            break;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        stats[i].reps = reps;
+        stats[i].stop = stop;
+        stats[i].launches_per_sample = subjects[i]->count;
+        hsdr_stats_summarize_with(&stats[i], sorted);
+    }
+    free(sorted);
+    free(fastest);
+    return 0;
+oom:
+    hsdr_errorf(err, errlen, "out of memory for %d samples of %d subjects", cap, n);
+    goto out;
+fail:
+    hsdr_errorf(err, errlen, "%s: %s", subjects[failed]->name ? subjects[failed]->name : "subject",
+                subjects[failed]->err);
+out:
+    for (int i = 0; i < n; i++)
+        hsdr_stats_free(&stats[i]);
+    free(sorted);
+    free(fastest);
+    return -1;
+}
+
+/* ---- weight copies ---- */
+
+/* Copies of `bytes` that mode needs: hot 1; cold more than 4x the last-level cache in total (at most 65536), within
+ * the memory cap (at least 2). 0 when even that does not fit. */
+static size_t copies_for(size_t bytes, hsdr_mode mode)
+{
+    size_t n = 1;
+    if (mode == HSDR_MODE_COLD) {
+        n = 4 * hsdr_machine_llc_bytes() / bytes + 2;
+        if (n > 65536)
+            n = 65536;
+    }
+    const size_t cap = hsdr_timing_memory_cap();
+    if (n * align64(bytes) > cap) {
+        n = cap / align64(bytes);
+        if (n < (mode == HSDR_MODE_COLD ? 2u : 1u))
+            return 0;
+    }
+    return n;
+}
+
+static int refuse(size_t bytes, hsdr_mode mode, char *err, size_t errlen)
+{
+    return hsdr_errorf(err, errlen, "refused: %s mode needs %zu bytes of weight copies, above the %zu-byte cap",
+                       hsdr_mode_name(mode), (mode == HSDR_MODE_COLD ? 2 : 1) * align64(bytes),
+                       hsdr_timing_memory_cap());
+}
+
+int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, hsdr_mode mode, char *err,
+                              size_t errlen)
+{
+    memset(wc, 0, sizeof *wc);
+    const size_t n = copies_for(bytes, mode);
+    if (n == 0)
+        return refuse(bytes, mode, err, errlen);
+    wc->copies = calloc(n, sizeof(void *));
+    wc->block = aligned_alloc(64, n * align64(bytes));
+    if (!wc->copies || !wc->block) {
+        hsdr_weight_copies_free(wc);
+        return hsdr_errorf(err, errlen, "out of memory for %zu weight copies of %zu bytes", n, bytes);
+    }
+    for (size_t i = 0; i < n; i++) {
+        wc->copies[i] = (char *)wc->block + i * align64(bytes);
+        memcpy(wc->copies[i], W, bytes);
+    }
+    wc->bytes = bytes;
+    wc->rot.n = n;
+    return 0;
+}
+
+void hsdr_weight_copies_free(hsdr_weight_copies *wc)
+{
+    free(wc->copies);
+    free(wc->block);
+    memset(wc, 0, sizeof *wc);
+}
+
+/* ---- the timing setup ---- */
+
+float *hsdr_timing_columns(const hsdr_inputs *in, int cols)
+{
+    const size_t K = (size_t)in->K;
+    float *x = malloc(sizeof(float) * K * (size_t)(cols > 0 ? cols : 1));
+    if (!x)
+        return NULL;
+    memcpy(x, in->x, sizeof(float) * K);
+    for (int c = 1; c < cols; c++) {
+        hsdr_rng rng; /* column c: the case's seed, moved by the column (column 0 is the inputs' own draw) */
+        hsdr_rng_seed(&rng, in->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)c));
+        if (hsdr_dist_fill(in->dist, &rng, x + (size_t)c * K, K, NULL) != 0) {
+            free(x);
+            return NULL;
+        }
+    }
+    return x;
+}
+
 void hsdr_timing_setup_free(hsdr_timing_setup *ts)
 {
     if (ts->dev)
         ts->v->device->destroy(ts->dev);
-    if (ts->copies) {
+    if (ts->copies && !ts->shared) {
         if (ts->v->prepare && ts->copies[0])
             ts->v->release(ts->copies[0]); /* the others are memcpy copies inside raw_block */
         free(ts->copies);
@@ -44,10 +268,13 @@ void hsdr_timing_setup_free(hsdr_timing_setup *ts)
     free(ts->r1);
     free(ts->exec.act);
     free(ts->exec.y);
+    if (ts->exec.cols > 1)
+        free((float *)ts->exec.x);
     memset(ts, 0, sizeof *ts);
 }
 
-/* A device variant's setup: the variant uploads its copies (cold: more than 3x the device's L2 in rotation). */
+/* A device variant's setup: the variant uploads its copies (cold: more than 3x the device's L2 in rotation) and
+ * works out its launches; the activations are uploaded once, here. */
 static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode mode, char *err, size_t errlen)
 {
     const hsdr_device_ops *d = ts->v->device;
@@ -56,32 +283,47 @@ static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode 
         n = 3 * d->l2_bytes() / in->weight_bytes + 2;
     double convert_ns = 0.0;
     size_t footprint = in->weight_bytes;
-    if (d->create(ts->v, &ts->exec, in->W, (int)n, &ts->dev, &convert_ns, &footprint, err, errlen) != 0) {
+    char why[256] = "";
+    if (d->create(ts->v, &ts->exec, in->W, (int)n, &ts->dev, &convert_ns, &footprint, why, sizeof why) != 0) {
         ts->dev = NULL;
-        char why[256];
-        snprintf(why, sizeof why, "%s", err);
         hsdr_timing_setup_free(ts);
         return hsdr_errorf(err, errlen, "device setup failed: %s", why);
     }
-    ts->ncopies = n;
+    if (d->set_input(ts->dev, ts->exec.x, why, sizeof why) != 0) {
+        hsdr_timing_setup_free(ts);
+        return hsdr_errorf(err, errlen, "device input upload failed: %s", why);
+    }
+    ts->own_rot = (hsdr_rotation){.n = n};
+    ts->rot = &ts->own_rot;
     ts->convert_ns = convert_ns;
     ts->footprint = ts->copy_bytes = footprint;
     return 0;
 }
 
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
-                             hsdr_mode mode, char *err, size_t errlen)
+                             hsdr_mode mode, hsdr_pool *pool, hsdr_weight_copies *shared, char *err, size_t errlen)
 {
     const hsdr_variant *v = c->variant;
+    const int cols = c->cols > 1 ? c->cols : 1;
     memset(ts, 0, sizeof *ts);
     ts->v = v;
     ts->nthreads = nthreads;
+    ts->pool = pool;
     ts->exec = (hsdr_exec){.K = in->K, .N = in->N, .R = v->uses_R ? c->R : 1, .flns_F = c->flns_F,
-                           .flns_b = c->flns_b, .x = in->x};
-    ts->exec.y = malloc(sizeof(float) * (size_t)in->N);
+                           .flns_b = c->flns_b, .cols = cols, .x = in->x};
+    if (cols > 1 && !(ts->exec.x = hsdr_timing_columns(in, cols))) {
+        ts->exec.cols = 1; /* nothing owned yet */
+        hsdr_timing_setup_free(ts);
+        return hsdr_errorf(err, errlen, "out of memory for %d columns of K=%d activations", cols, in->K);
+    }
+    ts->exec.y = malloc(sizeof(float) * (size_t)in->N * (size_t)cols);
     if (v->device)
         return ts->exec.y ? device_setup(ts, in, mode, err, errlen)
                           : hsdr_errorf(err, errlen, "out of memory for y (%d rows)", in->N);
+    if (cols > 1) {
+        hsdr_timing_setup_free(ts);
+        return hsdr_errorf(err, errlen, "%s takes one column (cols = %d)", v->name, cols);
+    }
     size_t act = v->act_bytes ? v->act_bytes(in->K) : 0;
     ts->exec.act = act ? aligned_alloc(64, align64(act)) : NULL;
     ts->scratch = calloc((size_t)nthreads, sizeof(void *));
@@ -104,14 +346,21 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
         ts->r0[t] = (int)(a < in->N ? a : in->N);
         ts->r1[t] = (int)(b < in->N ? b : in->N);
     }
+    if (!v->prepare && shared) {
+        ts->shared = 1;
+        ts->copies = shared->copies;
+        ts->rot = &shared->rot;
+        ts->copy_bytes = ts->footprint = shared->bytes;
+        ts->exec.weights = ts->copies[0];
+        return 0;
+    }
     /* the first copy: prepared (timed: the `convert` stage) or the raw weights */
     void *first = NULL;
     size_t bytes = in->weight_bytes;
     if (v->prepare) {
         double t0 = hsdr_now_ns();
-        if (v->prepare(in->W, in->K, in->N, &first, &bytes, err, errlen) != 0) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", err);
+        char why[256] = "";
+        if (v->prepare(in->W, in->K, in->N, &first, &bytes, why, sizeof why) != 0) {
             hsdr_timing_setup_free(ts);
             return hsdr_errorf(err, errlen, "prepare (convert) failed: %s", why);
         }
@@ -119,26 +368,15 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
     }
     ts->footprint = bytes;
     ts->copy_bytes = bytes;
-    /* cold: copies totalling more than 4x the last-level cache, visited in rotation */
-    size_t n = 1;
-    if (mode == HSDR_MODE_COLD) {
-        size_t want = 4 * hsdr_machine_llc_bytes();
-        n = want / bytes + 2;
-        if (n > 65536)
-            n = 65536;
+    const size_t n = copies_for(bytes, mode);
+    if (n == 0) {
+        if (first)
+            v->release(first);
+        hsdr_timing_setup_free(ts);
+        return refuse(bytes, mode, err, errlen);
     }
-    size_t cap = hsdr_timing_memory_cap();
-    if (n * align64(bytes) > cap) {
-        n = cap / align64(bytes);
-        if (n < (mode == HSDR_MODE_COLD ? 2u : 1u)) {
-            if (first)
-                v->release(first);
-            hsdr_timing_setup_free(ts);
-            return hsdr_errorf(err, errlen, "refused: %s mode needs %zu bytes of weight copies, above the %zu-byte cap",
-                               hsdr_mode_name(mode), (mode == HSDR_MODE_COLD ? 2 : 1) * align64(bytes), cap);
-        }
-    }
-    ts->ncopies = n;
+    ts->own_rot = (hsdr_rotation){.n = n};
+    ts->rot = &ts->own_rot;
     ts->copies = calloc(n, sizeof(void *));
     /* copy 0: the prepared buffer itself (or the first raw copy); the others live in one block, made by memcpy */
     size_t first_raw = v->prepare ? 1 : 0;
@@ -163,12 +401,14 @@ oom:
                        in->weight_bytes);
 }
 
-/* One full device run on copy 0, y copied back into ts->exec.y. */
+/* One full device launch on copy 0, y copied back into ts->exec.y. */
 static int device_full(hsdr_timing_setup *ts)
 {
     const hsdr_device_ops *d = ts->v->device;
     double ns;
-    if (d->time(ts->dev, ts->exec.x, 0, -1, 0, 0, &ns, ts->err, sizeof ts->err) != 0 ||
+    if (d->mark(ts->dev, 0, ts->err, sizeof ts->err) != 0 ||
+        d->enqueue(ts->dev, 0, -1, 0, 0, ts->err, sizeof ts->err) != 0 ||
+        d->mark(ts->dev, 1, ts->err, sizeof ts->err) != 0 || d->elapsed(ts->dev, &ns, ts->err, sizeof ts->err) != 0 ||
         d->output(ts->dev, ts->exec.y, ts->err, sizeof ts->err) != 0)
         return -1;
     return 0;
@@ -187,7 +427,6 @@ int hsdr_timing_run_serial(hsdr_timing_setup *ts)
 
 typedef struct {
     hsdr_timing_setup *ts;
-    hsdr_pool *pool;
     const void *weights;
     unsigned skip, twice;
     int stage; /* -1: full run */
@@ -212,112 +451,47 @@ static void rep_fn(int tid, int nthreads, void *arg)
     if (tid == 0 && v->prologue)
         v->prologue(&e);
     if (nthreads > 1)
-        hsdr_pool_barrier(a->pool);
+        hsdr_pool_barrier(a->ts->pool);
     v->rows(&e, a->ts->r0[tid], a->ts->r1[tid], a->ts->scratch[tid]);
     hsdr_markers_stop("matvec");
 }
 
-int hsdr_timing_run_pool(hsdr_timing_setup *ts, hsdr_pool *pool)
+int hsdr_timing_run_pool(hsdr_timing_setup *ts)
 {
     if (ts->dev)
         return device_full(ts);
-    rep_arg a = {ts, pool, ts->copies[0], 0, 0, -1};
-    hsdr_pool_run(pool, rep_fn, &a);
+    rep_arg a = {ts, ts->copies[0], 0, 0, -1};
+    hsdr_pool_run(ts->pool, rep_fn, &a);
     return 0;
 }
 
-void hsdr_stats_free(hsdr_stats *st)
+/* A host subject's launches: the pool's run of the matvec (or one stage) on consecutive weight copies. */
+static int matvec_launch(hsdr_subject *s, size_t copy, int count)
 {
-    free(st->samples);
-    st->samples = NULL;
-}
-
-static void summarize(hsdr_stats *st, double *sorted)
-{
-    int n = st->reps;
-    memcpy(sorted, st->samples, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), hsdr_cmp_double);
-    st->median = hsdr_quantile(sorted, (size_t)n, 0.5);
-    st->p10 = hsdr_quantile(sorted, (size_t)n, 0.1);
-    st->p25 = hsdr_quantile(sorted, (size_t)n, 0.25);
-    st->p75 = hsdr_quantile(sorted, (size_t)n, 0.75);
-    st->p90 = hsdr_quantile(sorted, (size_t)n, 0.9);
-    st->min = sorted[0];
-    double m = 0.0;
-    for (int i = 0; i < n; i++)
-        m += sorted[i];
-    st->mean = m / n;
-    st->rel_spread = st->median > 0 ? (st->p75 - st->p25) / st->median : 0.0;
-}
-
-/* One repetition on the next weight copy: host variants timed by the monotonic clock around the pool's run, device
- * variants by the device (their launches only). */
-static int one_rep(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, double *ns)
-{
-    const size_t copy = ts->next_copy;
-    ts->next_copy = (ts->next_copy + 1) % ts->ncopies;
-    if (ts->dev)
-        return ts->v->device->time(ts->dev, ts->exec.x, (int)copy, a->stage, a->skip, a->twice, ns, ts->err,
-                                   sizeof ts->err);
-    a->weights = ts->copies[copy];
-    double t0 = hsdr_now_ns();
-    hsdr_pool_run(pool, rep_fn, a);
-    *ns = hsdr_now_ns() - t0;
-    return 0;
-}
-
-static int measure(hsdr_timing_setup *ts, hsdr_pool *pool, rep_arg *a, const hsdr_timing_policy *pol, hsdr_stats *st)
-{
-    memset(st, 0, sizeof *st);
-    int cap = pol->max_reps > 0 ? pol->max_reps : 1;
-    st->samples = malloc(sizeof(double) * (size_t)cap);
-    double *sorted = malloc(sizeof(double) * (size_t)cap);
-    if (!st->samples || !sorted) {
-        free(sorted);
-        hsdr_stats_free(st);
-        return -1;
+    hsdr_timing_setup *ts = s->ctx;
+    rep_arg a = {ts, NULL, s->skip, s->twice, s->stage};
+    for (int i = 0; i < count; i++) {
+        a.weights = ts->copies[(copy + (size_t)i) % ts->rot->n];
+        hsdr_pool_run(ts->pool, rep_fn, &a);
     }
-    double start = hsdr_now_ns(), limit = pol->time_limit_s * 1e9, sample;
-    for (int w = 0; w < pol->warmup; w++)
-        if (one_rep(ts, pool, a, &sample) != 0)
-            goto fail;
-    st->stop = "max_reps";
-    while (st->reps < cap) {
-        if (one_rep(ts, pool, a, &sample) != 0)
-            goto fail;
-        double t1 = hsdr_now_ns();
-        st->samples[st->reps++] = sample;
-        if (st->reps >= pol->min_reps) {
-            summarize(st, sorted);
-            if (st->rel_spread <= pol->noise_target) {
-                st->stop = "noise";
-                break;
-            }
-            if (t1 - start >= limit) {
-                st->stop = "time_limit";
-                break;
-            }
-        }
-    }
-    summarize(st, sorted);
-    free(sorted);
     return 0;
-fail:
-    free(sorted);
-    hsdr_stats_free(st);
-    return -1;
 }
 
-int hsdr_time_full(hsdr_timing_setup *ts, hsdr_pool *pool, unsigned skip, unsigned twice,
-                   const hsdr_timing_policy *pol, hsdr_stats *st)
+void hsdr_timing_subject(hsdr_timing_setup *ts, int stage, unsigned skip, unsigned twice, hsdr_subject *s)
 {
-    rep_arg a = {ts, pool, NULL, skip, twice, -1};
-    return measure(ts, pool, &a, pol, st);
-}
-
-int hsdr_time_stage(hsdr_timing_setup *ts, hsdr_pool *pool, hsdr_stage s, const hsdr_timing_policy *pol,
-                    hsdr_stats *st)
-{
-    rep_arg a = {ts, pool, NULL, 0, 0, (int)s};
-    return measure(ts, pool, &a, pol, st);
+    memset(s, 0, sizeof *s);
+    s->name = ts->v->name;
+    s->stage = stage;
+    s->skip = skip;
+    s->twice = twice;
+    s->rot = ts->rot;
+    s->count = 1;
+    if (ts->dev) {
+        s->dev = ts->v->device;
+        s->run = ts->dev;
+    } else {
+        s->launch = matvec_launch;
+        s->ctx = ts;
+        s->wake = ts->pool;
+    }
 }

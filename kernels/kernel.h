@@ -67,40 +67,55 @@ typedef struct {
 typedef struct {
     int K, N, R;             /* R: rows that share one built activation tile (state-set variants) */
     int flns_F, flns_b;
+    int cols;                /* activation columns through one read of the weights (1 unless v->max_cols > 1) */
     const void *weights;     /* prepare()'s converted weights, or the raw PTQ1_0 bytes when prepare is NULL */
-    const float *x;          /* K fp32 activations */
+    const float *x;          /* cols x K fp32 activations, column c at x + c K */
     void *act;               /* act_bytes(K) bytes: the variant's encoded activations, written by the prologue */
-    float *y;                /* N outputs */
+    float *y;                /* cols x N outputs, column c at y + c N */
     unsigned skip;           /* ablation: stages (HSDR_STAGE_BIT) left out of this run */
     unsigned twice;          /* ablation: stages run twice in this run */
 } hsdr_exec;
 
 typedef struct hsdr_variant hsdr_variant;
 
-/* Device backends (CUDA; later Vulkan and Metal). The variant owns the device memory and times itself with the
- * device's clock (CUDA events), so launch latency and host clocks stay out of kernel times; the harness calls these
- * instead of prepare / prologue / rows and keeps no host copies of the weights. */
-typedef struct hsdr_device_run hsdr_device_run; /* the variant's own state: device buffers, events */
+/* Device backends (CUDA, Vulkan, Metal). A backend supplies only what it alone can do: set up a case, enqueue one
+ * launch of it, and read its own clock. Everything else -- warm-up, repetitions and the stopping rule, cold rotation
+ * over the weight copies, rounds of several variants, the read ceiling -- is harness/timing.c's, the same for every
+ * backend. One timed sample is
+ *
+ *     mark(run, 0);  enqueue(run, copy, ...);  mark(run, 1);  elapsed(run, &ns);
+ *
+ * and nothing else sits between the two marks: launch shapes, occupancy queries, attribute settings and uploads
+ * belong to create() and set_input(). The harness keeps no host copies of the weights. */
+typedef struct hsdr_device_run hsdr_device_run; /* the backend's own state: device buffers, events, pipelines */
 typedef struct {
-    /* Upload (and convert) the weights in ncopies copies (cold runs rotate over them) for e's K, N, R and fLNS
-     * parameters; *convert_ns: device time of the conversion (0 without one); *footprint: bytes of one copy. */
+    /* Upload (and convert) the weights in ncopies copies (cold runs rotate over them) for e's K, N, R, cols and fLNS
+     * parameters, and work out every launch shape; *convert_ns: device time of the conversion (0 without one);
+     * *footprint: bytes of one copy. */
     int (*create)(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
                   hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen);
-    /* Upload x (K floats; not timed), then one timed repetition on weight copy `copy`: the full matvec with the
-     * ablation masks skip / twice (stage < 0), or stage `stage` alone on the buffers a full run left. *ns: device
-     * time of the launches. */
-    int (*time)(hsdr_device_run *run, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
-                char *err, size_t errlen);
-    int (*output)(hsdr_device_run *run, float *y, char *err, size_t errlen); /* y of the last full run */
+    /* Upload the activations: cols x K floats, column c at x + c K (not timed; a host-side encode happens here). */
+    int (*set_input)(hsdr_device_run *run, const float *x, char *err, size_t errlen);
+    /* Enqueue one launch on weight copy `copy`, without waiting: the full matvec with the ablation masks skip / twice
+     * (stage < 0), or stage `stage` alone on the buffers a full run left. */
+    int (*enqueue)(hsdr_device_run *run, int copy, int stage, unsigned skip, unsigned twice, char *err,
+                   size_t errlen);
+    /* The device's clock: mark(run, 0) before the first launch of a sample, mark(run, 1) after the last; elapsed()
+     * waits for the second mark and gives the device time between the two in ns (and reports a fault inside the
+     * launches). */
+    int (*mark)(hsdr_device_run *run, int end, char *err, size_t errlen);
+    int (*elapsed)(hsdr_device_run *run, double *ns, char *err, size_t errlen);
+    /* y of the last full run: cols x N floats. */
+    int (*output)(hsdr_device_run *run, float *y, char *err, size_t errlen);
     void (*destroy)(hsdr_device_run *run);
     size_t (*l2_bytes)(void);
-    /* The device's read bandwidth: a plain streaming read of `bytes` (cold: rotating over more than 3x the L2),
-     * timed with the same clock: the ceiling of the roofline. */
-    int (*read_bandwidth)(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
     const char *(*describe)(void); /* device name and properties, for the results' context */
-    /* A whole token: the full launches of runs[0..n) (each on its copy 0 and the x its last time() uploaded),
-     * captured once into one graph and replayed back to back; samples_ns[reps]: device time of each replay. */
-    int (*token)(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen);
+    /* The device's plain streaming read (the ceiling of the roofline): a run over ncopies buffers of `bytes` whose
+     * enqueue(run, copy, -1, 0, 0) reads copy `copy` once; timed like any other run. */
+    int (*read_create)(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen);
+    /* A whole token: the full launches of runs[0..n) (each on its copy 0 with its last set_input), captured once into
+     * one graph or command sequence; a run whose enqueue(run, 0, -1, 0, 0) replays it. runs outlive it. */
+    int (*token_create)(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen);
     const void *impl;              /* the backend's own table for this variant (its kernels), opaque here */
 } hsdr_device_ops;
 
@@ -127,6 +142,7 @@ struct hsdr_variant {
     /* ---- timing interface (NULL rows: the variant is not benchmarked) ---- */
     bool uses_R;         /* time depends on R (else the matrix runs it at R = 1 only) */
     bool uses_flns;      /* time depends on (F, b) */
+    int max_cols;        /* activation columns one launch takes (the matrix's cols axis): 0 or 1 = one column */
     unsigned ablatable;  /* stages that honour hsdr_exec.skip / .twice */
     /* Critical-path depth (dependent operations per output) of each stage for one 128-lane group; the merge over
      * K/128 groups adds ceil(log2(K/128)) when merge_is_tree, else K/128 - 1. */
@@ -167,6 +183,9 @@ int hsdr_matvec_via_rows(const hsdr_variant *v, hsdr_matvec_io *io, char *err, s
 
 /* The variant of that name, or NULL. */
 const hsdr_variant *hsdr_variant_find(const char *name);
+/* The production variant of a backend: the first variant of family production of that backend in the registry (the
+ * row every other variant of the backend is compared with), or NULL. */
+const hsdr_variant *hsdr_backend_production(const char *backend);
 /* NULL when v can run here, else why not. */
 const char *hsdr_variant_unavailable(const hsdr_variant *v);
 

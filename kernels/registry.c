@@ -131,14 +131,14 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_production_ops},
     {.name = "cuda.production_cols", .backend = "cuda", .family = "production",
-     .summary = "production PTQ1_0 dedicated 1..8-column kernel on CUDA (run here with one): Q8_1 activations "
+     .summary = "production PTQ1_0 dedicated 1..8-column kernel on CUDA (the cols axis): Q8_1 activations "
                 "(encode), then the mat-vec launched programmatically dependent on it (reduce): 8, 16 or 32 lanes per "
                 "row by the row count, floor-form digits (one multiply per two bytes, no masking), dp4a of the digits "
                 "against the activations, exact sums subtracted, fmaf chain, xor-butterfly row sum",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_lanes = hsdr_cuda_cols_lanes,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 6, D(REDUCE) = 12, D(SCALE) = 5},
-     .merge_is_tree = true, .device = &hsdr_cuda_production_cols_ops},
+     .max_cols = 8, .merge_is_tree = true, .device = &hsdr_cuda_production_cols_ops},
     {.name = "cuda.direct", .backend = "cuda", .family = "direct",
      .summary = "warp direct 8-phase: LNS8 encode + automatic pre-scale on the device (encode), then one kernel "
                 "(reduce, with decode, phase routing, scale and merge fused): lane j owns lanes 4j..4j+3 of every "
@@ -248,6 +248,14 @@ const hsdr_variant *hsdr_variant_find(const char *name)
 {
     for (size_t i = 0; i < hsdr_registry_count; i++)
         if (strcmp(hsdr_registry[i].name, name) == 0)
+            return &hsdr_registry[i];
+    return NULL;
+}
+
+const hsdr_variant *hsdr_backend_production(const char *backend)
+{
+    for (size_t i = 0; i < hsdr_registry_count; i++)
+        if (strcmp(hsdr_registry[i].backend, backend) == 0 && strcmp(hsdr_registry[i].family, "production") == 0)
             return &hsdr_registry[i];
     return NULL;
 }

@@ -352,7 +352,7 @@ def roofline_panel(ax, ds, sweep, shapes, palette):
     for t in q.unique(r["threads"] for r in sweep):
         ceil = {}
         for r in sweep:
-            if r["threads"] == t:
+            if r["threads"] == t and r["ceiling_bytes_per_s"] is not None:  # null: the ceiling was not measured
                 ceil.setdefault(r["K"], []).append(r["ceiling_bytes_per_s"] / 1e9)
         ks = sorted(ceil)
         ax.plot(ks, [sum(ceil[k]) / len(ceil[k]) for k in ks], "k--", lw=1.5)
@@ -362,7 +362,8 @@ def roofline_panel(ax, ds, sweep, shapes, palette):
         x = r["K"] * 2 ** (0.25 * (1 + thread_counts.index(r["threads"])))
         ax.plot(x, r["gb_per_s"], thread_marker(r["threads"]), color=palette(r["variant"]), mfc="none", ms=7,
                 mew=1.5)
-        ax.plot(x, r["ceiling_bytes_per_s"] / 1e9, "_", color="k", ms=14, mew=1.5)
+        if r["ceiling_bytes_per_s"] is not None:
+            ax.plot(x, r["ceiling_bytes_per_s"] / 1e9, "_", color="k", ms=14, mew=1.5)
     ks = {r["K"] for r in sweep + shapes}
     log2_k_axis(ax, ks)
     if shapes:
@@ -414,8 +415,9 @@ def speedup(ds, palette):
         raise NoData("no timed row has a production row to compare with (ratio_to_production is null everywhere): "
                      "include the production variant of the backend in the matrix")
     fig, axes = new_figure(1, len(panels), size=(max(10, 5.2 * len(panels) + 1), 6.5), sharey=True)
+    intervals = False
     for ax, (title, rows) in zip(axes, panels):
-        speedup_panel(ax, rows, palette)
+        intervals |= speedup_panel(ax, rows, palette)
         ax.set_title(title, fontsize=9)
     if shapes:  # name the tensors under their K
         names = {r["K"]: r["shape"].split("/")[-1] for r in shapes}
@@ -429,7 +431,8 @@ def speedup(ds, palette):
                 for t in sorted({r["threads"] for r in sweep + shapes})]
     figure_legend(fig, handles, ncol=min(7, len(handles)), bottom=0.02)
     set_title(fig, ds, f"Speedup against {production} (the line at 1; > 1: faster)", scope(sweep + shapes))
-    footnote(fig, note)
+    footnote(fig, "; ".join(x for x in ("bars: 95% bootstrap interval over the timing rounds (production timed in the "
+                                        "same rounds)" if intervals else "", note) if x))
     fig.tight_layout(rect=(0, 0.1, 1, 0.97))
     return fig
 
@@ -439,21 +442,33 @@ def threads_style(threads):
 
 
 def speedup_panel(ax, rows, palette):
+    """Speedup (1 / ratio_to_production) against K, a line per variant and thread count, with the interval of
+    each ratio as a bar where the rows carry one. Returns whether a bar was drawn."""
+    intervals = False
     for v, t in q.unique((r["variant"], r["threads"]) for r in rows):
-        pts = sorted((r["K"], 1 / r["ratio_to_production"]) for r in rows
-                     if r["variant"] == v and r["threads"] == t)
-        ax.plot(*zip(*pts), marker="o", ms=3.5, color=palette(v), ls=threads_style(t), lw=1.3)
+        mine = sorted((r for r in rows if r["variant"] == v and r["threads"] == t),
+                      key=lambda r: (r["K"], -r["ratio_to_production"]))
+        ks, speedups = [r["K"] for r in mine], [1 / r["ratio_to_production"] for r in mine]
+        ax.plot(ks, speedups, marker="o", ms=3.5, color=palette(v), ls=threads_style(t), lw=1.3)
+        bars = [(k, s, q.ratio_ci(r)) for k, s, r in zip(ks, speedups, mine) if q.ratio_ci(r)]
+        if bars:  # the ratio's interval [lo, hi] is the speedup's [1/hi, 1/lo]
+            ax.errorbar([k for k, _, _ in bars], [s for _, s, _ in bars],
+                        yerr=[[max(0.0, s - 1 / hi) for _, s, (_, hi) in bars],
+                              [max(0.0, 1 / lo - s) for _, s, (lo, _) in bars]],
+                        fmt="none", ecolor=palette(v), elinewidth=1, capsize=2)
+            intervals = True
     ax.axhline(1, color="k", lw=1.2)
     log2_k_axis(ax, {r["K"] for r in rows})
     plain_log_y(ax)
     ax.grid(alpha=0.3)
+    return intervals
 
 
 # ---- 5. error ----
 
 def error(ds, palette):
     """Output NMSE against the fp64 exact result per family and distribution, beside production Q8_0's."""
-    rows = [r for r in q.ok_rows(ds.rows) if (r.get("error") or {}).get("nmse") is not None]
+    rows = [r for r in q.one_column(q.ok_rows(ds.rows)) if (r.get("error") or {}).get("nmse") is not None]
     if not rows:
         raise NoData(f"no timed row carries error.nmse ({how_to_make('results.jsonl', ds.dir)})")
     # identical inputs give identical errors: one point per (variant, K, N, distribution, R)

@@ -1,11 +1,15 @@
 """Read one results directory: results.jsonl (required), breakeven.json, profile-<model>.json, states.jsonl and
-quality.json (optional). Every field the plots and the report use is checked here, once, so that the rest of the code
-can index without guarding; malformed input raises InputError naming the file, the line and what was expected.
-Schemas: docs/results-schema.md (results, breakeven, profile), `hsdr states --json` and hsdr-quality/1."""
+quality.json (optional), and the columns-<model>.jsonl files that runs before hsdr-results/2 left. Every field the
+plots and the report use is checked here, once, so that the rest of the code can index without guarding; malformed
+input raises InputError naming the file, the line and what was expected.
+Schemas: the result rows' fields come from results_schema.json beside this file (`hsdr schema --json`: the one table
+of harness/schema.c), read once; breakeven, profile and columns: docs/results-schema.md; `hsdr states --json`;
+hsdr-quality/1."""
 import glob
 import json
 import os
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # The command that produces each input (DIR: the results directory), quoted where the input is missing.
 PRODUCERS = {
@@ -30,13 +34,16 @@ class InputError(Exception):
 class Dataset:
     """Everything read from one results directory; optional inputs are None (or empty) when their file is absent."""
     dir: str
-    rows: list                                      # results.jsonl rows, in file order
+    rows: list                                      # results.jsonl rows, in file order, as hsdr-results/2
     breakeven: list | None = None                   # breakeven.json "rows"
     profiles: dict = field(default_factory=dict)    # model -> hsdr-profile/1 object
     states: list | None = None                      # states.jsonl lines
     quality: dict | None = None                     # hsdr-quality/1 object
     partial: dict | None = None                     # the "partial" mark of an interrupted run's rows, else None
-    columns: dict = field(default_factory=dict)     # model -> hsdr-columns/1 lines (1..8-column CUDA kernel)
+    # columns-<model>.jsonl of runs before hsdr-results/2 (`hsdr columns`, gone since): their lines as row-like
+    # dicts (columns_line_as_row), and model -> lines read. Newer runs write those cases as rows with cols > 1.
+    old_column_rows: list = field(default_factory=list)
+    old_columns_files: dict = field(default_factory=dict)
 
 
 # ---- field checks ----
@@ -45,19 +52,29 @@ def _is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _is_integer(v):
+    """An integral number, as the C reader has it (1e3 and 1000.0 count; JSON has one number type)."""
+    return _is_num(v) and (isinstance(v, int) or v.is_integer())
+
+
+# the type names of results_schema.json, used by every spec below
 _KINDS = {
-    "num": _is_num,
-    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "str": lambda v: isinstance(v, str),
-    "bool": lambda v: isinstance(v, bool),
-    "dict": lambda v: isinstance(v, dict),
-    "list": lambda v: isinstance(v, list),
+    "number": _is_num,
+    "integer": _is_integer,
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
 }
+
+
+def _bad_type(where, key, kind, value):
+    return InputError(f"{where}: field '{key}' should be {kind}, got {json.dumps(value)[:60]}")
 
 
 def check(obj, spec, where):
     """Check obj against spec {dotted.key: kind}; kind is a _KINDS name, with '?' appended when null or absent is
-    allowed. Raises InputError(where + the first bad field)."""
+    allowed. Raises InputError(where + the first bad field). (The inputs other than result rows.)"""
     for key, kind in spec.items():
         optional = kind.endswith("?")
         kind = kind.rstrip("?")
@@ -73,7 +90,7 @@ def check(obj, spec, where):
         if not present:
             raise InputError(f"{where}: missing field '{key}'")
         if not _KINDS[kind](value):
-            raise InputError(f"{where}: field '{key}' should be {kind}, got {json.dumps(value)[:60]}")
+            raise _bad_type(where, key, kind, value)
 
 
 def _expect_schema(obj, schema, where):
@@ -81,6 +98,158 @@ def _expect_schema(obj, schema, where):
         raise InputError(f"{where}: expected a JSON object")
     if obj.get("schema") != schema:
         raise InputError(f"{where}: schema {obj.get('schema')!r}, expected {schema!r}")
+
+
+# ---- the result rows' schema (results_schema.json) ----
+
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results_schema.json")
+RESULTS_SCHEMA_V1 = "hsdr-results/1"  # the rows before cols, the paired ratios and the ceiling object
+_PRESENCES = ("always", "ok", "optional")
+
+
+class Field(NamedTuple):
+    """One row field of results_schema.json. presence: 'always' (on every row; for a member: whenever its parent
+    is there), 'ok' (on rows with status ok) or 'optional' (checked only when present)."""
+    path: str            # dotted; '*' = any stage name (stages.*.alone_ns)
+    kind: str            # a _KINDS name
+    presence: str
+    nullable: bool       # null allowed in place of the value
+    open: bool           # an object whose members are not all listed (context, context.caches)
+    since_2: bool        # new in hsdr-results/2: not required on rows converted from /1
+
+
+@dataclass
+class RowSchema:
+    """results_schema.json, arranged for checking: each object's declared members by the object's path."""
+    name: str            # "hsdr-results/2"
+    stages: tuple        # the canonical stage names, the members that "stages.*" stands for
+    members: dict        # parent path ("" for the row) -> [Field] of its direct members
+
+
+def parse_row_schema(doc, source):
+    """The RowSchema of a parsed `hsdr schema --json` document; InputError naming `source` when it is malformed."""
+    _expect_schema(doc, "hsdr-schema/1", source)
+    check(doc, {"results_schema": "string", "stages": "array", "fields": "array"}, source)
+    members = {"": []}
+    for i, f in enumerate(doc["fields"]):
+        where = f"{source}: fields[{i}]"
+        if not isinstance(f, dict):
+            raise InputError(f"{where} should be an object")
+        check(f, {"path": "string", "type": "string", "presence": "string", "nullable": "boolean", "open": "boolean",
+                  "since_2": "boolean"}, where)
+        if f["type"] not in _KINDS or f["presence"] not in _PRESENCES:
+            raise InputError(f"{where}: type {f['type']!r} or presence {f['presence']!r} unknown")
+        parent, _, _ = f["path"].rpartition(".")
+        if parent not in members:
+            raise InputError(f"{where}: '{f['path']}' comes before its parent '{parent}'")
+        fld = Field(f["path"], f["type"], f["presence"], f["nullable"], f["open"], f["since_2"])
+        members[parent].append(fld)
+        if fld.kind == "object":
+            members[fld.path] = []
+    return RowSchema(doc["results_schema"], tuple(doc["stages"]), members)
+
+
+_row_schema = None
+
+
+def row_schema():
+    """The RowSchema of SCHEMA_FILE, read on first use."""
+    global _row_schema
+    if _row_schema is None:
+        try:
+            _row_schema = parse_row_schema(read_json(SCHEMA_FILE), SCHEMA_FILE)
+        except OSError as e:
+            raise InputError(f"{SCHEMA_FILE}: {e.strerror} (it is `hsdr schema --json`)") from None
+    return _row_schema
+
+
+def _check_members(obj, parent, schema, status_ok, converted, where, shown):
+    """The members of object obj (at schema path `parent`; `shown`: its path in messages, with the stage's name
+    for '*') against their Fields: every required one present, each present one of its type, or null where
+    nullable; objects recursively. A member the schema does not list is an error unless the object is open."""
+    declared = schema.members[parent]
+    names = {f.path.rpartition(".")[2]: f for f in declared}
+    for name, value in obj.items():
+        path = f"{shown}.{name}" if shown else name
+        if "*" in names:  # stages: any canonical stage name
+            if name not in schema.stages:
+                raise InputError(f"{where}: field '{path}' is not a stage of {schema.name} "
+                                 f"({', '.join(schema.stages)})")
+            _check_value(value, names["*"], schema, status_ok, converted, where, path)
+        elif name in names:
+            _check_value(value, names[name], schema, status_ok, converted, where, path)
+        elif not (parent and _field(schema, parent).open):
+            raise InputError(f"{where}: field '{path}' is not in the schema {schema.name}")
+    for name, f in names.items():
+        required = f.presence == "always" or (f.presence == "ok" and status_ok)
+        if name != "*" and name not in obj and required and not (converted and f.since_2):
+            raise InputError(f"{where}: missing field '{f'{shown}.{name}' if shown else name}'")
+
+
+def _check_value(value, f, schema, status_ok, converted, where, shown):
+    if value is None and f.nullable:
+        return
+    if not _KINDS[f.kind](value):
+        raise _bad_type(where, shown, f.kind, value)
+    if f.kind == "object":
+        _check_members(value, f.path, schema, status_ok, converted, where, shown)
+
+
+def _field(schema, path):
+    parent = path.rpartition(".")[0]
+    return next(f for f in schema.members[parent] if f.path == path)
+
+
+def upgrade_row(row, where):
+    """An hsdr-results/1 row as /2, in place, as the C reader converts it (hsdr_schema_upgrade_row in
+    harness/schema.c): schema -> /2, converted_from = "hsdr-results/1", a string `error` (an error row's message in
+    /1) -> error_message, cols = 1 when absent. Fields new in /2 stay missing. A /2 row is left as it is."""
+    schema = row_schema().name
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    if row.get("schema") == schema:
+        return row
+    if row.get("schema") != RESULTS_SCHEMA_V1:
+        raise InputError(f"{where}: schema {row.get('schema')!r}, expected {schema!r} (or {RESULTS_SCHEMA_V1!r}, "
+                         f"converted)")
+    row["schema"] = schema
+    row["converted_from"] = RESULTS_SCHEMA_V1
+    if isinstance(row.get("error"), str):
+        row["error_message"] = row.pop("error")
+    row.setdefault("cols", 1)
+    return row
+
+
+def check_row(row, where, schema=None):
+    """Check one /2 result row against the schema (row_schema() by default). A row converted from an older schema
+    (converted_from set) need not have the fields new in /2."""
+    schema = schema or row_schema()
+    if not isinstance(row, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    _check_members(row, "", schema, row.get("status") == "ok", "converted_from" in row, where, "")
+
+
+# the members of each context.ceilings[] entry that the report reads (results_schema.json describes the entries in
+# words only: {backend, threads, bytes, mode, bytes_per_s, rel_spread, reps})
+CEILING_FIELDS = {"threads": "integer", "mode": "string", "bytes": "number?", "bytes_per_s": "number"}
+
+
+def check_context(ctx, where):
+    """A context block outside a row (quality.json's) against the schema's context.* fields, then its entries."""
+    _check_value(ctx, _field(row_schema(), "context"), row_schema(), False, False, where, "context")
+    _check_context_entries(ctx, where)
+
+
+def _check_context_entries(ctx, where):
+    """What the schema leaves open in a context block that the figures and the report compute with: the cache sizes
+    and the ceilings' entries."""
+    for name, size in (ctx.get("caches") or {}).items():
+        if size is not None and not _is_num(size):
+            raise _bad_type(where, f"context.caches.{name}", "number", size)
+    for i, c in enumerate(ctx.get("ceilings") or []):
+        if not isinstance(c, dict):
+            raise InputError(f"{where}: context.ceilings[{i}] should be an object")
+        check(c, CEILING_FIELDS, f"{where}: context.ceilings[{i}]")
 
 
 # ---- readers ----
@@ -113,66 +282,29 @@ def read_json(path):
         raise InputError(f"{path}:{e.lineno}: not JSON: {e.msg} (column {e.colno})") from None
 
 
-ROW_FIELDS = {"key": "str", "variant": "str", "backend": "str", "family": "str", "K": "int", "N": "int", "R": "int",
-              "threads": "int", "distribution": "str", "mode": "str", "shape": "str?", "status": "str",
-              "context": "dict?", "partial": "dict?"}
-# the mark on every row of an interrupted run (`hsdr run` stopped by a signal; `--resume` completes it)
-PARTIAL_FIELDS = {"done": "int", "total": "int", "interrupted_by": "str"}
-# fields of a row whose status is ok (timed)
-TIMED_FIELDS = {"weight_bytes": "num", "ceiling_bytes_per_s": "num", "bytes_floor_ns": "num",
-                "time_ns.median": "num", "time_ns.p10": "num", "time_ns.p90": "num", "gb_per_s": "num",
-                "pct_of_ceiling": "num", "ratio_to_production": "num?", "production_variant": "str?",
-                "stages": "dict?", "dominant_stage": "str?", "convert": "dict?", "convert.time_ns": "num?",
-                "occupancy": "dict?", "occupancy.mean": "num?",
-                "error": "dict?", "error.nmse": "num?", "error.production_nmse": "num?"}
-
-
-CONTEXT_FIELDS = {"cpu_model": "str?", "cores": "int?", "caches": "dict?", "ceilings": "list?", "commit": "str?",
-                  "dirty": "bool?", "threads_pinned": "bool?"}
-CEILING_FIELDS = {"threads": "int", "mode": "str", "bytes": "num?", "bytes_per_s": "num"}
-
-
-def check_context(ctx, where):
-    """The context block's fields that the figures and the report compute with."""
-    check(ctx, CONTEXT_FIELDS, f"{where}: context")
-    for name, size in (ctx.get("caches") or {}).items():
-        if size is not None and not _is_num(size):
-            raise InputError(f"{where}: context.caches.{name} should be num, got {json.dumps(size)[:60]}")
-    for i, c in enumerate(ctx.get("ceilings") or []):
-        if not isinstance(c, dict):
-            raise InputError(f"{where}: context.ceilings[{i}] should be an object")
-        check(c, CEILING_FIELDS, f"{where}: context.ceilings[{i}]")
-
-
 def load_results(path):
+    """The rows of a results.jsonl, each as hsdr-results/2 (upgrade_row) and checked against the schema."""
     rows = []
     for n, row in read_json_lines(path):
         where = f"{path}:{n}"
-        _expect_schema(row, "hsdr-results/1", where)
-        check(row, ROW_FIELDS, where)
+        check_row(upgrade_row(row, where), where)
         if row.get("context"):
-            check_context(row["context"], where)
-        if row.get("partial"):
-            check(row["partial"], PARTIAL_FIELDS, f"{where}: partial")
-        if row["status"] == "ok":
-            check(row, TIMED_FIELDS, where)
-            for stage, times in (row.get("stages") or {}).items():
-                check({"s": times}, {"s": "dict", "s.alone_ns": "num?"}, f"{where}: stage '{stage}'")
-        row.setdefault("shape", "")
-        row["shape"] = row["shape"] or ""
+            _check_context_entries(row["context"], where)
         rows.append(row)
     return rows
 
 
-BREAKEVEN_FIELDS = {"K": "int", "N": "int", "threads": "int", "distribution": "str", "mode": "str", "shape": "str?",
-                    "stateset": "str", "direct": "str", "fit": "dict?", "break_even_R": "num?", "note": "str?"}
-FIT_FIELDS = {"a_ns_per_row": "num", "b_ns_per_tile_row": "num", "direct_ns_per_row": "num"}  # when a fit exists
+BREAKEVEN_FIELDS = {"K": "integer", "N": "integer", "threads": "integer", "distribution": "string", "mode": "string",
+                    "shape": "string?", "stateset": "string", "direct": "string", "fit": "object?",
+                    "break_even_R": "number?", "note": "string?"}
+# when a fit exists
+FIT_FIELDS = {"a_ns_per_row": "number", "b_ns_per_tile_row": "number", "direct_ns_per_row": "number"}
 
 
 def load_breakeven(path):
     doc = read_json(path)
     _expect_schema(doc, "hsdr-breakeven/1", path)
-    check(doc, {"rows": "list"}, path)
+    check(doc, {"rows": "array"}, path)
     for i, r in enumerate(doc["rows"]):
         if not isinstance(r, dict):
             raise InputError(f"{path}: rows[{i}] should be an object")
@@ -183,12 +315,12 @@ def load_breakeven(path):
     return doc["rows"]
 
 
-PROFILE_FIELDS = {"model": "str", "layers_measured": "int", "layers_model": "int", "tokens": "int", "threads": "int",
-                  "cold": "bool?", "ceiling_bytes_per_s": "num?", "variants": "list"}
-PROFILE_VARIANT_FIELDS = {"variant": "str", "ms_per_token_measured": "num", "tokens_per_s_measured": "num",
-                          "floor_ms_per_token_measured": "num", "ms_per_token_full_model_extrapolated": "num?",
-                          "tokens_per_s_full_model_extrapolated": "num?", "convert_ms": "num?",
-                          "per_gemv": "list?"}
+PROFILE_FIELDS = {"model": "string", "layers_measured": "integer", "layers_model": "integer", "tokens": "integer",
+                  "threads": "integer", "cold": "boolean?", "ceiling_bytes_per_s": "number?", "variants": "array"}
+PROFILE_VARIANT_FIELDS = {"variant": "string", "ms_per_token_measured": "number", "tokens_per_s_measured": "number",
+                          "floor_ms_per_token_measured": "number", "ms_per_token_full_model_extrapolated": "number?",
+                          "tokens_per_s_full_model_extrapolated": "number?", "convert_ms": "number?",
+                          "per_gemv": "array?"}
 
 
 def load_profile(path):
@@ -204,10 +336,10 @@ def load_profile(path):
     return doc
 
 
-STATES_FIELDS = {"distribution": "str", "K": "int", "vectors": "int", "states128_mean": "num",
-                 "states128_p5": "num", "states128_p95": "num", "states64_mean": "num", "states64_p5": "num",
-                 "states64_p95": "num", "lns8_rel_rms_error": "num", "q8_0_rel_rms_error": "num",
-                 "hist128": "list?", "hist64": "list?"}
+STATES_FIELDS = {"distribution": "string", "K": "integer", "vectors": "integer", "states128_mean": "number",
+                 "states128_p5": "number", "states128_p95": "number", "states64_mean": "number",
+                 "states64_p5": "number", "states64_p95": "number", "lns8_rel_rms_error": "number",
+                 "q8_0_rel_rms_error": "number", "hist128": "array?", "hist64": "array?"}
 
 
 def _objects(path):
@@ -224,19 +356,19 @@ def load_states(path):
     for where, obj in _objects(path):
         check(obj, STATES_FIELDS, where)
         for key in ("hist128", "hist64"):
-            if obj.get(key) is not None and not all(_KINDS["int"](c) and c >= 0 for c in obj[key]):
+            if obj.get(key) is not None and not all(_KINDS["integer"](c) and c >= 0 for c in obj[key]):
                 raise InputError(f"{where}: field '{key}' should hold non-negative integers")
         lines.append(obj)
     return lines
 
 
-QUALITY_FIELDS = {"synthetic": "bool", "model": "str", "layers": "int", "seeds": "int", "tokens": "int",
-                  "threads": "int?", "pipeline": "str?", "paths": "list"}
-QUALITY_PATH_FIELDS = {"name": "str", "variant": "str?", "family": "str", "activations": "str?",
-                       "per_layer": "list", "final": "dict", "final.nmse_mean": "num", "final.nmse_max": "num?",
-                       "final.kl_mean": "num", "final.kl_max": "num?", "final.cos_mean": "num?",
-                       "final.top1_agreement": "num"}
-QUALITY_LAYER_FIELDS = {"layer": "int", "nmse_mean": "num", "nmse_max": "num?", "cos_mean": "num?"}
+QUALITY_FIELDS = {"synthetic": "boolean", "model": "string", "layers": "integer", "seeds": "integer",
+                  "tokens": "integer", "threads": "integer?", "pipeline": "string?", "paths": "array"}
+QUALITY_PATH_FIELDS = {"name": "string", "variant": "string?", "family": "string", "activations": "string?",
+                       "per_layer": "array", "final": "object", "final.nmse_mean": "number",
+                       "final.nmse_max": "number?", "final.kl_mean": "number", "final.kl_max": "number?",
+                       "final.cos_mean": "number?", "final.top1_agreement": "number"}
+QUALITY_LAYER_FIELDS = {"layer": "integer", "nmse_mean": "number", "nmse_max": "number?", "cos_mean": "number?"}
 
 
 def load_quality(path):
@@ -257,20 +389,58 @@ def load_quality(path):
     return doc
 
 
-COLUMNS_FIELDS = {"variant": "str", "model": "str", "tensor": "str", "K": "int", "N": "int", "cols": "int",
-                  "mode": "str", "weight_bytes": "num", "read_bytes_per_s": "num", "floor_ns": "num", "status": "str",
-                  "median_ns": "num?", "per_column_ns": "num?", "pct_of_floor": "num?"}
+# columns-<model>.jsonl (hsdr-columns/1): `hsdr columns` before hsdr-results/2 made the 1..8-column kernel a
+# variant of `hsdr run` (cols > 1 rows in results.jsonl)
+COLUMNS_FIELDS = {"variant": "string", "model": "string", "tensor": "string", "K": "integer", "N": "integer",
+                  "cols": "integer", "mode": "string", "weight_bytes": "number", "read_bytes_per_s": "number",
+                  "floor_ns": "number", "status": "string", "median_ns": "number?", "per_column_ns": "number?",
+                  "pct_of_floor": "number?"}
+# its statuses, as result rows have them: a count that failed validation was never timed; one the device could not
+# stage did not run
+COLUMNS_STATUS = {"ok": "ok", "failed validation": "failed", "unsupported": "error"}
+
+
+def columns_line_as_row(line, path):
+    """One hsdr-columns/1 line as the row hsdr-results/2 would hold for that case, as far as the line tells:
+        shape = "MODEL/TENSOR"; K, N, cols, mode, variant, weight_bytes, seed, device as they are
+        status: ok -> ok, "failed validation" -> failed (validation.detail: its first_mismatch), "unsupported"
+            (or any other) -> error (error_message: its reason)
+        ceiling_bytes_per_s = read_bytes_per_s (the device's read of the same bytes, measured in the same run)
+        bytes_floor_ns = floor_ns; time_ns = {median: median_ns, p10: p10_ns, p90: p90_ns, reps} on ok lines
+        pct_of_ceiling = pct_of_floor (both 100 * floor / median)
+        backend "cuda" (the only kernel `hsdr columns` ran), threads 1 (the launching host thread)
+        distribution None: `hsdr columns` did not record one
+        converted_from = "hsdr-columns/1", columns_file = the file read.
+    per_column_ns is median_ns / cols, which the report computes from the row."""
+    status = COLUMNS_STATUS.get(line["status"], "error")
+    row = {"schema": row_schema().name, "converted_from": "hsdr-columns/1", "columns_file": path,
+           "variant": line["variant"], "backend": "cuda", "shape": f"{line['model']}/{line['tensor']}",
+           "K": line["K"], "N": line["N"], "R": 1, "cols": line["cols"], "threads": 1, "distribution": None,
+           "mode": line["mode"], "seed": line.get("seed"), "status": status, "weight_bytes": line["weight_bytes"],
+           "ceiling_bytes_per_s": line["read_bytes_per_s"], "bytes_floor_ns": line["floor_ns"]}
+    if line.get("device"):
+        row["device"] = line["device"]
+    if status == "ok":
+        row["time_ns"] = {"median": line["median_ns"], "p10": line.get("p10_ns"), "p90": line.get("p90_ns"),
+                          "reps": line.get("reps")}
+        row["pct_of_ceiling"] = line.get("pct_of_floor")
+    elif status == "failed":
+        row["validation"] = {"passed": False, "detail": line.get("first_mismatch") or "failed validation"}
+    else:
+        row["error_message"] = line.get("reason") or line["status"]
+    return row
 
 
 def load_columns(path):
-    lines = []
+    """The lines of an old columns-<model>.jsonl, each as a row-like dict (columns_line_as_row)."""
+    rows = []
     for where, obj in _objects(path):
         _expect_schema(obj, "hsdr-columns/1", where)
         check(obj, COLUMNS_FIELDS, where)
         if obj["status"] == "ok" and obj.get("median_ns") is None:
             raise InputError(f"{where}: a row with status ok needs 'median_ns'")
-        lines.append(obj)
-    return lines
+        rows.append(columns_line_as_row(obj, path))
+    return rows
 
 
 def _optional(path, reader):
@@ -293,9 +463,10 @@ def load_dir(directory):
             profile = load_profile(path)
             ds.profiles[profile["model"]] = profile
         for path in sorted(glob.glob(os.path.join(glob.escape(directory), "columns-*.jsonl"))):
-            lines = load_columns(path)
-            if lines:
-                ds.columns[lines[0]["model"]] = lines
+            rows = load_columns(path)
+            if rows:
+                ds.old_columns_files[rows[0]["shape"].split("/")[0]] = len(rows)
+                ds.old_column_rows += rows
     except OSError as e:
         raise InputError(f"{e.filename}: {e.strerror}") from None
     return ds

@@ -3,8 +3,9 @@
 
 usage: plots/make_all.py DIR [--out FIGDIR] [--report FILE] [--no-report]
 
-Reads DIR/results.jsonl (required), DIR/breakeven.json, DIR/profile-<model>.json, DIR/states.jsonl and
-DIR/quality.json (optional); writes DIR/figures/*.png (one line printed per figure) and DIR/REPORT.md. A figure whose
+Reads DIR/results.jsonl (required; rows of hsdr-results/2, or /1 converted as hsdr reads them), DIR/breakeven.json,
+DIR/profile-<model>.json, DIR/states.jsonl, DIR/quality.json and the DIR/columns-<model>.jsonl of older runs
+(optional); writes DIR/figures/*.png (one line printed per figure) and DIR/REPORT.md. A figure whose
 input is missing is still written, as a labelled "no data" placeholder that names the command producing it.
 Exit status: 0 done; 2 bad usage or malformed input (the message names the file and line); 1 a figure failed to
 render (its placeholder says so; the traceback is on stderr). Run through plots/run, which picks a Python with

@@ -13,13 +13,34 @@ def ok_rows(rows):
     return [r for r in rows if r["status"] == "ok"]
 
 
+def one_column(rows):
+    """The rows of one activation column (cols = 1), the GEMV that every variant computes: what the figures and the
+    answers compare. Rows with cols > 1 have a section of their own (multi_column_rows)."""
+    return [r for r in rows if r["cols"] == 1]
+
+
+def multi_column_rows(ds):
+    """The rows of the columns section: every row (any status) of a variant that results.jsonl holds with cols > 1,
+    then the lines of columns-<model>.jsonl files of older runs as rows (load.columns_line_as_row)."""
+    several = {r["variant"] for r in ds.rows if r["cols"] > 1}
+    return [r for r in ds.rows if r["variant"] in several] + ds.old_column_rows
+
+
 def median_ns(row):
     return row["time_ns"]["median"]
 
 
 def over_floor(row):
     """Median time / bytes floor of a timed row (1 = at the floor), None without a floor."""
-    return median_ns(row) / row["bytes_floor_ns"] if row["bytes_floor_ns"] > 0 else None
+    floor = row["bytes_floor_ns"]
+    return median_ns(row) / floor if floor is not None and floor > 0 else None
+
+
+def ratio_ci(row):
+    """(lo, hi) of a row's ratio_to_production (95% bootstrap over the timing rounds), or None: absent on rows of
+    hsdr-results/1 and wherever the ratio is null."""
+    ci = row.get("ratio_to_production_ci")
+    return tuple(ci) if ci else None
 
 
 def unique(values):
@@ -156,8 +177,8 @@ class Focus(NamedTuple):
 
 
 def focus(rows):
-    """R = 1 rows at the model shapes; failing that, at the largest K of the sweep (labelled as such)."""
-    timed = [r for r in ok_rows(rows) if r["R"] == 1]
+    """R = 1, one-column rows at the model shapes; failing that, at the largest K of the sweep (labelled as such)."""
+    timed = [r for r in one_column(ok_rows(rows)) if r["R"] == 1]
     shaped = [r for r in timed if r["shape"]]
     if shaped:
         models = ", ".join(unique(r["shape"] for r in shaped))
@@ -170,8 +191,8 @@ def focus(rows):
 
 
 def sweep(rows):
-    """The K-sweep rows: timed, no model shape, R = 1, the sweep's (most common) N."""
-    timed = [r for r in ok_rows(rows) if r["R"] == 1 and not r["shape"]]
+    """The K-sweep rows: timed, no model shape, R = 1, one column, the sweep's (most common) N."""
+    timed = [r for r in one_column(ok_rows(rows)) if r["R"] == 1 and not r["shape"]]
     if not timed:
         return []
     n = Counter(r["N"] for r in timed).most_common(1)[0][0]

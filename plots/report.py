@@ -114,9 +114,7 @@ def failures_section(ds):
     shown = 30
 
     def reason(r):
-        if isinstance(r.get("error"), str):
-            return r["error"]
-        return (r.get("validation") or {}).get("detail") or "-"
+        return r.get("error_message") or (r.get("validation") or {}).get("detail") or "-"
 
     rows = [(f"`{r['key']}`", r["status"], " ".join(reason(r).split()).replace("|", "\\|")) for r in bad[:shown]]
     more = f" (the first {shown} of {len(bad)})" if len(bad) > shown else ""
@@ -236,7 +234,7 @@ def answer_floor(ds):
         return title + why + "\n\n" + profile_floor(ds)
 
     def cell(r):
-        return f"{times(q.over_floor(r))} ({sig(r['pct_of_ceiling'], 2)}%)"
+        return f"{times(q.over_floor(r))} ({pct_of_ceiling(r)})"
 
     text = []
     for c in f.configs:
@@ -249,6 +247,11 @@ def answer_floor(ds):
                     f"{f.label}. " + "; ".join(text) + ".\n\n"
             + table(["variant"] + [c.label(short=True) for c in f.configs], pivot(ds, f.rows, f.configs, cell))
             + "\n\n" + profile_floor(ds))
+
+
+def pct_of_ceiling(row):
+    """'52%' of a row's pct_of_ceiling, '-' where there is no ceiling."""
+    return "-" if row["pct_of_ceiling"] is None else f"{sig(row['pct_of_ceiling'], 2)}%"
 
 
 def profile_floor(ds):
@@ -362,7 +365,7 @@ def answer_lns8_cost(ds):
 def gemv_error(ds):
     """Per-GEMV NMSE of the LNS8 variants (rows with an occupancy: they encode LNS8) against production's."""
     seen = {}
-    for r in q.ok_rows(ds.rows):
+    for r in q.one_column(q.ok_rows(ds.rows)):
         e = r.get("error") or {}
         if r.get("occupancy") and e.get("nmse") and e.get("production_nmse"):
             seen.setdefault((r["family"], r["distribution"], r["variant"], r["K"], r["N"], r["R"]), r)
@@ -426,13 +429,32 @@ def quality_finals(ds):
 
 
 def variant_stats(its):
-    """One variant's rows -> (x production geomean, its range, production variants, x floor geomean, GB/s range,
-    % of ceiling range), as table cells."""
+    """One variant's rows -> (x production geomean, its range with the ratios' intervals, production variants,
+    x floor geomean, GB/s range, % of ceiling range), as table cells."""
     ratios = [r.get("ratio_to_production") for r in its if r.get("ratio_to_production") is not None]
-    return (times(q.geomean(ratios)) if ratios else "-", span(ratios, times) if ratios else "-",
+    return (times(q.geomean(ratios)) if ratios else "-", span(ratios, times) + interval_hull(its) if ratios else "-",
             ", ".join(q.unique(r["production_variant"] for r in its if r.get("production_variant"))) or "-",
             times(q.geomean([q.over_floor(r) for r in its])), span([r["gb_per_s"] for r in its]),
             span([r["pct_of_ceiling"] for r in its], lambda x: sig(x, 2)))
+
+
+def interval_hull(rows):
+    """' [lo, hi]': the lowest lower and the highest upper bound of the rows' ratio intervals (95% over the timing
+    rounds), when every row paired with a production variant other than itself has one; else ''."""
+    paired = [r for r in rows if r.get("ratio_to_production") is not None and r["variant"] != r["production_variant"]]
+    cis = [q.ratio_ci(r) for r in paired]
+    if not cis or None in cis:
+        return ""
+    return f" [{sig(min(lo for lo, _ in cis))}, {sig(max(hi for _, hi in cis))}]"
+
+
+def intervals_note(rows):
+    """The sentence on the bracketed intervals after a range of ratios, when the rows carry them."""
+    if not any(interval_hull([r]) for r in rows):
+        return ""
+    return (" In brackets after the range: the 95% bootstrap intervals of the ratios over the timing rounds (each "
+            "ratio is the median of per-round ratios against production timed in the same rounds), from the lowest "
+            "lower to the highest upper bound.")
 
 
 def best_per_family(ds):
@@ -452,7 +474,8 @@ def best_per_family(ds):
     return (title + f"At the {f.label}: {n} configuration{'s' if n > 1 else ''} "
                     f"({'; '.join(c.label() for c in f.configs)}). Best = the variant of the family closest to the "
                     f"bytes floor (lowest geometric mean of time / floor); its time ratio to the production variant "
-                    f"of its backend (< 1: faster), GB/s and % of the read ceiling over the configurations.\n\n"
+                    f"of its backend (< 1: faster), GB/s and % of the read ceiling over the configurations."
+                    f"{intervals_note(f.rows)}\n\n"
             + table(("family", "best variant", "x production (geomean)", "range", "production", "x floor (geomean)",
                      "GB/s", "% of ceiling"), rows))
 
@@ -472,49 +495,84 @@ def per_backend(ds):
             rows.append((backend, v, its[0]["family"], ratio, ratios, prods, floor, ceiling))
     return (title + f"At the {f.label}: each variant's time over its backend's production variant (< 1: faster; "
                     f"geometric mean and range over the configurations, every measured R for state sets), its time "
-                    f"over the bytes floor and its % of the read ceiling measured on the same device.\n\n"
+                    f"over the bytes floor and its % of the read ceiling measured on the same device."
+                    f"{intervals_note(f.rows)}\n\n"
             + table(("backend", "variant", "family", "x its production (geomean)", "range", "production",
                      "x floor (geomean)", "% of ceiling"), rows))
 
 
 def columns_section(ds):
-    """The 1..8-column CUDA kernel (`hsdr columns`), per model: one column against the most columns measured."""
-    if not ds.columns:
+    """Several activation columns through one read of the weights (rows with cols > 1; before hsdr-results/2 the
+    columns-<model>.jsonl of `hsdr columns`): per variant and model (or the K sweep), one column against the most
+    columns measured."""
+    rows = q.multi_column_rows(ds)
+    if not rows:
         return ""
-    parts = ["## Several columns through one read of the weights (`hsdr columns`)"]
-    for model, lines in sorted(ds.columns.items()):
-        failed = [r for r in lines if r["status"] == "failed validation"]
-        unsupported = [r for r in lines if r["status"] == "unsupported"]
-        ok = [r for r in lines if r["status"] == "ok"]
-        modes = sorted({r["mode"] for r in ok}, key=lambda m: m != "cold")  # cold first
-        if not ok:
-            parts.append(missing(f"no column count of {model} was timed ({len(failed)} failed validation, "
-                                 f"{len(unsupported)} unsupported on the device)"))
-            continue
-        mode = modes[0]
-        rows, gains = [], []
-        for tensor in dict.fromkeys(r["tensor"] for r in ok):  # forward order, as measured
-            by_cols = {r["cols"]: r for r in ok if r["tensor"] == tensor and r["mode"] == mode}
-            if 1 not in by_cols or len(by_cols) < 2:
-                continue
-            one, most = by_cols[1], by_cols[max(by_cols)]
-            gain = most["cols"] * one["median_ns"] / most["median_ns"]
-            gains.append(gain)
-            rows.append((f"{tensor} ({one['K']} x {one['N']})", duration(one["floor_ns"]),
-                         duration(one["median_ns"]), pct(one["pct_of_floor"] / 100.0), most["cols"],
-                         duration(most["median_ns"]), duration(most["per_column_ns"]),
-                         pct(most["pct_of_floor"] / 100.0), times(gain)))
-        variant = ok[0]["variant"]
-        text = (f"{variant} on {model}'s GEMVs, {mode} (validated bit for bit per column before timing; "
-                f"{len(failed)} column counts failed validation and were not timed"
-                + (f", {len(unsupported)} rows unsupported on this device" if unsupported else "") +
-                "): one launch (encode + mat-vec) "
-                f"for 1 column and for the most columns measured, beside the weight bytes' floor at the device's "
-                f"read measured in the same run. Gain = columns x t(1) / t(columns): "
-                f"{span(gains, times)} at {max(r['cols'] for r in ok)} columns.\n\n")
-        parts.append(text + table(("GEMV", "floor", "1 column", "% of ceiling", "columns", "time", "per column",
-                                   "% of ceiling", "gain"), rows))
+    old = all(r.get("converted_from") == "hsdr-columns/1" for r in rows)
+    parts = ["## Several columns through one read of the weights" + (" (`hsdr columns`)" if old else "")]
+    for variant, model in q.unique((r["variant"], model_of(r)) for r in rows):
+        parts.append(columns_group(variant, model, [r for r in rows
+                                                    if r["variant"] == variant and model_of(r) == model]))
     return "\n\n".join(parts)
+
+
+def model_of(row):
+    """'bonsai2-27b' of a model-shape row, '' of the K sweep."""
+    return row["shape"].split("/")[0]
+
+
+def columns_group(variant, model, rows):
+    """One variant on one model's GEMVs (or the K sweep): per configuration of the preferred mode (cold), 1 column
+    against the most columns measured, the gain of reading the weights once for all of them."""
+    failed = [r for r in rows if r["status"] == "failed"]
+    errored = [r for r in rows if r["status"] == "error"]
+    ok = q.ok_rows(rows)
+    what = f"{model}'s GEMVs" if model else "the K sweep"
+    if not ok:
+        return missing(f"no column count of {variant} on {what} was timed ({len(failed)} failed validation, "
+                       f"{len(errored)} could not run)")
+    mode = sorted(q.unique(r["mode"] for r in ok), key=lambda m: m != "cold")[0]  # cold first
+    cfgs = q.unique(q.config_of(r) for r in ok if r["mode"] == mode)  # forward order, as measured
+    varying = [axis for axis in ("threads", "distribution") if len({getattr(c, axis) for c in cfgs}) > 1]
+    lines, gains = [], []
+    for cfg in cfgs:
+        by_cols = {r["cols"]: r for r in ok if q.config_of(r) == cfg}
+        if 1 not in by_cols or len(by_cols) < 2:
+            continue
+        one, most = by_cols[1], by_cols[max(by_cols)]
+        gain = most["cols"] * q.median_ns(one) / q.median_ns(most)
+        gains.append(gain)
+        lines.append((gemv_label(cfg, varying), duration(one["bytes_floor_ns"]), duration(q.median_ns(one)),
+                      pct_of_ceiling(one), most["cols"], duration(q.median_ns(most)),
+                      duration(q.median_ns(most) / most["cols"]), pct_of_ceiling(most), times(gain)))
+    old = all(r.get("converted_from") == "hsdr-columns/1" for r in rows)
+    if old:  # what `hsdr columns` did
+        how = "validated bit for bit per column before timing"
+        timed = "one launch (encode + mat-vec)"
+        floor = "the weight bytes' floor at the device's read measured in the same run"
+    else:
+        how = "each column count validated before timing"
+        timed = "the median time"
+        floor = "the weight bytes' floor at the read ceiling measured in the same run"
+    could_not = ""
+    if errored:
+        could_not = (f", {len(errored)} rows unsupported on this device" if old else
+                     f", {len(errored)} could not run")
+    text = (f"{variant} on {what}, {mode} ({how}; {len(failed)} column counts failed validation and were not "
+            f"timed{could_not}): {timed} for 1 column and for the most columns measured, beside {floor}. "
+            f"Gain = columns x t(1) / t(columns): {span(gains, times)} at {max(r['cols'] for r in ok)} columns.\n\n")
+    return text + table(("GEMV", "floor", "1 column", "% of ceiling", "columns", "time", "per column",
+                         "% of ceiling", "gain"), lines)
+
+
+def gemv_label(cfg, varying):
+    """'ffn_gate (5120 x 17408)' or '5120 x 64' for the K sweep; the thread count and the distribution added when
+    they vary within the table."""
+    size = f"{cfg.K} x {cfg.N}"
+    label = f"{cfg.shape.split('/')[-1]} ({size})" if cfg.shape else size
+    extra = [f"{cfg.threads} thread{'s' if cfg.threads > 1 else ''}" if a == "threads" else str(cfg.distribution)
+             for a in varying]
+    return ", ".join([label] + extra)
 
 
 def inputs_section(ds):
@@ -525,8 +583,8 @@ def inputs_section(ds):
             ("profile-<model>.json", ", ".join(ds.profiles) or None)]
     key = {"profile-<model>.json": "profile"}
     rows = [(f"`{name}`", info or f"missing: {how_to_make(key.get(name, name), ds.dir)}") for name, info in have]
-    if ds.columns:  # optional, CUDA only: listed when present
-        rows.append(("`columns-<model>.jsonl`", ", ".join(f"{m} ({len(v)} rows)" for m, v in ds.columns.items())))
+    if ds.old_columns_files:  # written by runs before hsdr-results/2 only: listed when present
+        rows.append(("`columns-<model>.jsonl`", ", ".join(f"{m} ({n} rows)" for m, n in ds.old_columns_files.items())))
     return "## Inputs\n\n" + table(("file", "content"), rows)
 
 

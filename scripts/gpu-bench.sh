@@ -4,12 +4,16 @@
 # cuda` over every vector file (the gate: nothing is timed if it fails), the same under compute-sanitizer when it is
 # there, then the GPU matrix (results.jsonl, results.csv, breakeven.json), a decode profile per model
 # (profile-MODEL.json: one CUDA graph per token), states.jsonl, the quality study through the CUDA kernels
-# (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. Nine files:
-# the lent machine returns at most eight, so drop results.csv there (`hsdr merge DIR DIR/results.jsonl` rebuilds it).
+# (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. The lent
+# machine returns at most eight files of 16 MB: bring results.jsonl.gz back (gunzip it here; `hsdr merge DIR
+# DIR/results.jsonl` rebuilds results.csv).
 # BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA; its
 # tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
 # GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the production kernels' matrix rows, their
 # bonsai2-27b profile and their Nsight Compute pass only (a few minutes).
+# GPU_BENCH_PART=1 or 2: the full run in two calls of the lent machine (each under its 10-minute limit), into the same
+# $OUT names: 1 = the gate, sanitizer, bandwidth and the GPU matrix; 2 = the gate again (a fresh machine), the
+# profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part: keep both (gpu-bench-1.log, -2.log).
 #
 # Vulkan: the same binary's Vulkan variants run beside CUDA when a Vulkan driver answers (`hsdr check --backend
 # vulkan` is their gate). A machine without the loader's packages (the lent H200) gets them from .gl/*.deb, downloaded
@@ -31,7 +35,8 @@ if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nv/vulkan/icd.d/nvidia_icd.json" ]; t
 fi
 hsdr=$dir/hsdr
 status=0
-log=$out/gpu-bench.log
+part=${GPU_BENCH_PART:-}
+log=$out/gpu-bench${part:+-$part}.log
 : >"$log"
 step() { # step NAME COMMAND...: run, append to $out/gpu-bench.log and the terminal, remember a failure
     name=$1
@@ -78,8 +83,8 @@ sass() {
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants='cuda.production*' \
-        --set K=5120,17408 --set N=16384 --set R=1 --set threads=1 --set distribution=bonsai --set mode=hot,cold \
-        --set shapes=bonsai2-27b --set skip=none --set extra=none
+        --set K=5120,17408 --set N=16384 --set R=1 --set cols=1,8 --set threads=1 --set distribution=bonsai \
+        --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
     step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
         --variants 'cuda.production*' --json "$out/profile-bonsai2-27b.json"
     nsight cuda.production cuda.production_cols
@@ -96,26 +101,33 @@ elif gate; then
     else
         echo "== vulkan: no Vulkan device, or its check failed: the Vulkan variants are not timed" | tee -a "$log"
     fi
-    if command -v compute-sanitizer >/dev/null 2>&1; then
+    if [ "$part" = 2 ]; then
+        :
+    elif command -v compute-sanitizer >/dev/null 2>&1; then
         step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
             vectors/matvec.json
     else
         echo "== sanitizer: compute-sanitizer not found, skipped" | tee -a "$log"
     fi
-    step bandwidth "$hsdr" bandwidth --backend cuda
+    [ "$part" = 2 ] || step bandwidth "$hsdr" bandwidth --backend cuda
     # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
-    # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2)
-    step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants="$backends" \
-        --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set threads=1 --set distribution=bonsai \
-        --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none
+    # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2); the 1..8-column
+    # kernel on 1..8 columns (decode streams or draft tokens sharing one read of the weights), each column count
+    # validated per column, then timed in the same rounds as the one-column rows
+    # (0.25 s per case: a GPU launch takes microseconds, so the rounds end on repetitions.max, but for the slowest
+    # Vulkan shaders; the whole matrix then fits one call of the lent machine)
+    [ "$part" = 2 ] || step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants="$backends" \
+        --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set cols=1,2,3,4,5,6,7,8 --set threads=1 \
+        --set distribution=bonsai --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none \
+        --set time_limit_s=0.25
+    # the rows carry every sample: compressed, results.jsonl comes back from the lent machine (16 MB a file)
+    [ "$part" = 2 ] || gzip -kf "$out/results.jsonl"
+    [ "$part" = 1 ] && exit "$status"
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
             --variants "$profiled" --json "$out/profile-${m%%:*}.json"
     done
-    # the dedicated kernel on 1..8 columns (decode streams or draft tokens sharing one read of the weights): every
-    # column count validated per column, then timed hot and cold on bonsai2-27b's GEMVs
-    step columns-timed "$hsdr" columns --model bonsai2-27b --mode both --json "$out/columns-bonsai2-27b.jsonl"
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants "$qualities" --json "$out/quality.json"

@@ -2,7 +2,7 @@
 cli_test(bandwidth_small 0 "GB/s" "caches" "^64 KiB +[0-9]+\\.[0-9]"
   -- $<TARGET_FILE:hsdr> bandwidth --threads 1 --sizes 64K --mode hot)
 cli_test(bandwidth_json 0
-  "^\\{\"schema\":\"hsdr-bandwidth/1\",\"threads\":1,\"bytes\":65536,.*\"mode\":\"hot\",\"bytes_per_s\":"
+  "^\\{\"schema\":\"hsdr-bandwidth/2\",\"backend\":\"cpu\",\"threads\":1,\"bytes\":65536,.*\"mode\":\"hot\",\"bytes_per_s\":.*\"time_ns\":\\{\"median\":"
   -- $<TARGET_FILE:hsdr> bandwidth --threads 1 --sizes 64K --mode hot --json)
 cli_test(bandwidth_bad_size 2 "--sizes: '12Q' is not a size" -- $<TARGET_FILE:hsdr> bandwidth --sizes 64K,12Q)
 cli_test(bandwidth_zero_size 2 "--sizes: '0' is not a size" -- $<TARGET_FILE:hsdr> bandwidth --sizes 0)

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """check_determinism.py A.jsonl B.jsonl: two `hsdr run`s of the same matrix (same seed). Every case must have the
 same inputs (seed) and the same validation outcome in both runs, and within a run the cases that differ only in the
-thread count must too. Standard library only."""
-import json
+thread count must too. Rows of hsdr-results/2 or /1 (converted as plots/load.py does: an older run of the same matrix
+compares with a new one). Standard library only."""
+import os
 import re
 import sys
 
+sys.dont_write_bytecode = True  # leave no __pycache__ in plots/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plots"))
+import load  # noqa: E402 (plots/load.py: hsdr-results/1 rows read as /2)
+
 
 def rows(path):
-    with open(path) as f:
-        return {r["key"]: r for r in (json.loads(line) for line in f if line.strip())}
+    try:
+        return {r["key"]: load.upgrade_row(r, f"{path}:{n}") for n, r in load.read_json_lines(path)}
+    except load.InputError as e:
+        sys.exit(f"check_determinism: {e}")
 
 
 def main():

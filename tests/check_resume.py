@@ -4,10 +4,13 @@
   check_resume.py interrupt HSDR MATRIX WORK --signal INT|TERM [--hard-stop] [-- RUN_ARGS...]
       WORK/full: an uninterrupted run. WORK/cut: the same run, sent the signal once the journal
       (results.partial.jsonl) holds a few rows: exit 128 + the signal number, results.jsonl (+ .csv) holds only
-      whole rows, each marked partial, the first cases of the expansion in order, no breakeven.json. --hard-stop:
-      then `--resume`, stopped by the signal twice (the second ends the process at once), a torn row appended to the
-      journal as a process killed inside a write leaves it. Finally `--resume` completes the run, and the result
-      equals WORK/full in everything but timings: the same keys in the same order, the same deterministic fields.
+      whole rows, each marked partial, the first cases of the expansion in order and whole configurations (a run
+      times the cases of one (inputs, threads, mode) together in rounds and stops between configurations), no
+      breakeven.json. --hard-stop: then `--resume`, stopped by the signal twice (the second ends the process at once),
+      a torn row appended to the journal as a process killed inside a write leaves it. Finally `--resume` completes
+      the run: the result equals WORK/full in everything but timings (the same keys in the same order, the same
+      deterministic fields), and every row the journal held before it is kept as measured, timings and paired ratios
+      included (a resumed run times only the cases not done).
   check_resume.py mismatch HSDR MATRIX WORK
       `--resume` on a directory of another matrix file or other axes (--set K), another seed (--set seed) or other
       settings (--stages) is refused with exit 2, a message naming the file, line and key, and the directory left as
@@ -25,16 +28,16 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # leave no __pycache__ in plots/
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "plots"))
+import load  # noqa: E402 (plots/load.py: the row check against the schema table; standard library only)
+
 # fields that do not depend on timing: equal between an uninterrupted run and an interrupted + resumed one
-DETERMINISTIC = ("schema", "key", "variant", "backend", "family", "K", "N", "R", "threads", "distribution", "mode",
-                 "flns_F", "flns_b", "shape", "seed", "weight_bytes", "status", "validation", "occupancy", "error",
-                 "critical_path_depth", "production_variant", "device")
+DETERMINISTIC = ("schema", "key", "variant", "backend", "family", "K", "N", "R", "cols", "threads", "distribution",
+                 "mode", "flns_F", "flns_b", "shape", "seed", "weight_bytes", "status", "validation", "occupancy",
+                 "error", "error_message", "critical_path_depth", "production_variant", "device")
 CONTEXT_DETERMINISTIC = ("matrix", "matrix_seed", "shard", "settings")
-REQUIRED = {"schema": str, "key": str, "variant": str, "backend": str, "family": str, "K": int, "N": int, "R": int,
-            "threads": int, "distribution": str, "mode": str, "shape": str, "seed": int, "weight_bytes": int,
-            "status": str, "context": dict}
-REQUIRED_OK = {"validation": dict, "time_ns": dict, "samples_ns": list, "ceiling_bytes_per_s": (int, float),
-               "bytes_floor_ns": (int, float), "gb_per_s": (int, float), "critical_path_depth": int}
+SCHEMA = None  # the row schema of the binary under test (`hsdr schema --json`), set by main
 
 
 def fail(msg):
@@ -94,7 +97,7 @@ def run_until(cmd, journal, rows, sig, twice=False, timeout_s=300):
 
 
 def load_rows(path):
-    """Every line must be one whole JSON object with the required fields."""
+    """Every line must be one whole row of the schema, with its context."""
     rows = []
     with open(path) as f:
         text = f.read()
@@ -103,17 +106,33 @@ def load_rows(path):
     for n, line in enumerate(text.splitlines(), 1):
         try:
             r = json.loads(line)
+            load.check_row(r, f"{path}:{n}", SCHEMA)
         except json.JSONDecodeError as e:
             fail(f"{path}:{n}: not JSON: {e}")
-        for field, kind in REQUIRED.items():
-            if not isinstance(r.get(field), kind) or isinstance(r.get(field), bool):
-                fail(f"{path}:{n}: field {field} missing or not {kind}")
-        if r["status"] == "ok":
-            for field, kind in REQUIRED_OK.items():
-                if not isinstance(r.get(field), kind):
-                    fail(f"{path}:{n}: ok row: field {field} missing or not {kind}")
+        except load.InputError as e:
+            fail(str(e))
+        if r["schema"] != SCHEMA.name or not isinstance(r.get("context"), dict):
+            fail(f"{path}:{n}: schema {r['schema']} or no context")
         rows.append(r)
     return rows
+
+
+def whole_rows(path):
+    """The rows of a journal up to a torn last line (what --resume keeps)."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    rows = []
+    for line in lines[:-1]:  # the text after the last newline is a torn row, or nothing
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return rows
+
+
+def configuration(r):
+    """The cases a run times together in rounds: same inputs, threads and mode."""
+    return (r["shape"], r["K"], r["N"], r["distribution"], r["seed"], r["threads"], r["mode"])
 
 
 def check_cut(d, full, sig_name, out):
@@ -128,6 +147,9 @@ def check_cut(d, full, sig_name, out):
             fail(f"{d}: {r['key']}: partial mark {r.get('partial')!r}, expected {want_mark!r}")
     if [r["key"] for r in rows] != [r["key"] for r in full[:done]]:
         fail(f"{d}: the rows are not the first {done} cases of the expansion, in order")
+    if configuration(full[done - 1]) == configuration(full[done]):
+        fail(f"{d}: the run stopped inside a configuration: {full[done - 1]['key']} was timed, {full[done]['key']} "
+             f"(same inputs, threads and mode: the same rounds) was not")
     with open(os.path.join(d, "results.csv"), newline="") as f:
         crows = list(csv.DictReader(f))
     if [c["key"] for c in crows] != [r["key"] for r in rows] or \
@@ -147,8 +169,10 @@ def check_cut(d, full, sig_name, out):
     return done
 
 
-def compare(full, resumed):
-    """Everything but timings: keys and order, deterministic fields, field and stage names, run settings."""
+def compare(full, resumed, kept):
+    """Everything but timings: keys and order, deterministic fields, field and stage names, run settings; the rows
+    kept from the journal: everything but the partial mark and the context (a row's measurements, its ceiling and
+    its paired ratios included, are not measured again)."""
     if [r["key"] for r in full] != [r["key"] for r in resumed]:
         fail("the resumed run's keys or their order differ from the uninterrupted run's")
     for a, b in zip(full, resumed):
@@ -165,6 +189,13 @@ def compare(full, resumed):
         for f in CONTEXT_DETERMINISTIC:
             if a["context"].get(f) != b["context"].get(f):
                 fail(f"{k}: context.{f}: {a['context'].get(f)!r} vs {b['context'].get(f)!r}")
+    now = {r["key"]: r for r in resumed}
+    for before in kept:
+        after = now[before["key"]]
+        for f in sorted((set(before) | set(after)) - {"partial", "context"}):
+            if before.get(f) != after.get(f):
+                fail(f"{before['key']}: field {f} of a row kept from the journal changed on --resume: "
+                     f"{json.dumps(before.get(f))[:200]} before, {json.dumps(after.get(f))[:200]} after")
 
 
 def check_results(hsdr, d, n):
@@ -199,10 +230,11 @@ def interrupt(hsdr, matrix, work, sig_name, hard_stop, run_args):
             fail(f"resumed run stopped by two {name}: exit {rc}, expected {-sig} or {128 + sig}\n{out[-2000:]}")
         kept = whole_lines(journal)  # a kill inside a write may have left a torn last line already
         with open(journal, "a") as f:
-            f.write('{"schema":"hsdr-results/1","key":"a row cut off by a ki')  # what a kill inside write() leaves
+            f.write('{"schema":"hsdr-results/2","key":"a row cut off by a ki')  # what a kill inside write() leaves
         print(f"check_resume: {name} twice: {'killed by the signal' if rc < 0 else f'exit {rc}'}, the journal holds "
               f"{kept} whole rows (+ a torn one appended)")
 
+    kept_rows = whole_rows(journal)
     rc, out = run(base + ["--out", cut_dir, "--resume"])
     if rc != full_rc:
         fail(f"resumed run: exit {rc}, the uninterrupted run's was {full_rc}\n{out[-2000:]}")
@@ -210,9 +242,9 @@ def interrupt(hsdr, matrix, work, sig_name, hard_stop, run_args):
         fail(f"the resumed run did not report the torn journal row:\n{out[-2000:]}")
     check_results(hsdr, cut_dir, len(full))
     resumed = load_rows(os.path.join(cut_dir, "results.jsonl"))
-    compare(full, resumed)
+    compare(full, resumed, kept_rows)
     print(f"check_resume: {name} then --resume: {len(full)} cases, identical to the uninterrupted run in every "
-          f"deterministic field")
+          f"deterministic field; the {len(kept_rows)} rows done before kept as measured")
 
 
 def mismatch(hsdr, matrix, work):
@@ -259,6 +291,9 @@ def main(argv):
         sys.exit(__doc__)
     mode, hsdr, matrix, work = argv[:4]
     rest = argv[4:]
+    global SCHEMA
+    out = subprocess.run([hsdr, "schema", "--json"], check=True, capture_output=True, text=True).stdout
+    SCHEMA = load.parse_row_schema(json.loads(out), "hsdr schema --json")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     if mode == "mismatch":

@@ -1,15 +1,35 @@
 # The plot pipeline end to end: a small results directory from every producer, then plots/run (matplotlib, found by
 # plots/run itself): every figure and REPORT.md. Label "plots": run once, in the Release build.
+set(PLOTS_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data/plots)
 add_test(NAME plots.pipeline COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/plots_pipeline.sh $<TARGET_FILE:hsdr>
   ${CMAKE_CURRENT_BINARY_DIR}/plots-out)
 set_tests_properties(plots.pipeline PROPERTIES LABELS plots PASS_REGULAR_EXPRESSION "plots pipeline: 8 figures and REPORT.md OK")
-# the committed reports are what the report generator makes of their results today
+# the committed reports (their results are hsdr-results/1, converted on reading) are what the report generator makes
+# of their results today
 add_test(NAME plots.committed_reports COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/check_reports.sh)
 set_tests_properties(plots.committed_reports PROPERTIES LABELS plots
   PASS_REGULAR_EXPRESSION "check_reports: [0-9]+ committed reports up to date")
-# a malformed columns-<model>.jsonl (hsdr columns) next to valid results: plots/run names the file and line, exit 2
+# a malformed columns-<model>.jsonl (hsdr columns, before hsdr-results/2) next to valid results: plots/run names the
+# file and line, exit 2
 add_test(NAME plots.bad_columns COMMAND sh -c "d=$(mktemp -d) && cp ${CMAKE_CURRENT_SOURCE_DIR}/data/results/a.jsonl \
 $d/results.jsonl && printf '{\"schema\":\"hsdr-columns/0\"}\\n' >$d/columns-x.jsonl && ${PROJECT_SOURCE_DIR}/plots/run $d; \
 rc=$?; rm -rf $d; echo exit=$rc")
 set_tests_properties(plots.bad_columns PROPERTIES LABELS plots
   PASS_REGULAR_EXPRESSION "columns-x\\.jsonl:1: schema 'hsdr-columns/0', expected 'hsdr-columns/1'.*exit=2")
+# a row of the wrong type for its schema field: plots/run names the file, the line and the field, exit 2
+add_test(NAME plots.bad_row COMMAND sh -c "d=$(mktemp -d) && sed '2s/\"cols\":1,/\"cols\":\"one\",/' \
+${PLOTS_DATA}/columns/results.jsonl >$d/results.jsonl && ${PROJECT_SOURCE_DIR}/plots/run $d; rc=$?; rm -rf $d; \
+echo exit=$rc")
+set_tests_properties(plots.bad_row PROPERTIES LABELS plots
+  PASS_REGULAR_EXPRESSION "results\\.jsonl:2: field 'cols' should be integer, got \"one\".*exit=2")
+# the columns section from result rows with cols > 1 (cuda.production_cols measured on the H200: see the fixture's
+# matrix.yaml): per model and for the K sweep, 1 column against 8, with the gain
+add_test(NAME plots.columns_rows COMMAND sh -c "d=$(mktemp -d) && cp ${PLOTS_DATA}/columns/results.jsonl $d/ && \
+${PROJECT_SOURCE_DIR}/plots/run $d >/dev/null; rc=$?; sed -n '/^## Several columns/,$p' $d/REPORT.md; rm -rf $d; \
+echo exit=$rc")
+string(CONCAT COLUMNS_ROWS_SECTION "## Several columns through one read of the weights\n"
+  ".*on the K sweep, cold.*\\| 5120 x 4096 \\| [^\n]*\\| 8 \\|[^\n]*\\| 3\\.78x \\|\n"
+  ".*on bonsai2-27b's GEMVs, cold.*3\\.15x to 4\\.32x at 8 columns"
+  ".*\\| attn_k \\(5120 x 1024\\) \\|[^\n]*\\| 4\\.32x \\|\n\\| ffn_gate \\(5120 x 17408\\) \\|[^\n]*\\| 3\\.15x \\|"
+  ".*exit=0")
+set_tests_properties(plots.columns_rows PROPERTIES LABELS plots PASS_REGULAR_EXPRESSION "${COLUMNS_ROWS_SECTION}")

@@ -6,6 +6,10 @@ cli_test(run_dry 0 "cases expanded" "variant=ref.stateset K=1024 N=512 R=4 threa
 add_test(NAME cli.run_small COMMAND ${CMAKE_COMMAND} -E env
   sh -c "$<TARGET_FILE:hsdr> run ${RUN_SMALL} --out ${RUN_OUT}/small && ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_results.py $<TARGET_FILE:hsdr> ${RUN_OUT}/small")
 set_tests_properties(cli.run_small PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "check_results: [0-9]+ rows OK")
+# the same matrix with its rounds spread over 3 visits to each configuration (several configurations in flight)
+add_test(NAME cli.run_visits COMMAND ${CMAKE_COMMAND} -E env
+  sh -c "$<TARGET_FILE:hsdr> run ${RUN_SMALL} --set visits=3 --quiet --out ${RUN_OUT}/visits && ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_results.py $<TARGET_FILE:hsdr> ${RUN_OUT}/visits")
+set_tests_properties(cli.run_visits PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION "check_results: [0-9]+ rows OK")
 add_test(NAME cli.run_shard_merge COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/run_shard_merge.sh $<TARGET_FILE:hsdr>
   ${HSDR_PYTHON} ${RUN_SMALL} ${RUN_OUT}/shards)
 set_tests_properties(cli.run_shard_merge PROPERTIES LABELS cli)

@@ -49,7 +49,7 @@ static void check_case(hsdr_rng *rng, const hsdr_variant *v, int K, int N, int R
     CHECK(val.passed, "%s K=%d N=%d R=%d F=%d b=%d dist=%d seed=%llu: %s", v->name, K, N, c.R, c.flns_F, c.flns_b,
           (int)dist, (unsigned long long)c.seed, val.detail);
     hsdr_timing_setup ts;
-    if (hsdr_timing_setup_create(&ts, &c, &in, 1, HSDR_MODE_HOT, err, sizeof err) != 0) {
+    if (hsdr_timing_setup_create(&ts, &c, &in, 1, HSDR_MODE_HOT, NULL, NULL, err, sizeof err) != 0) {
         CHECK(0, "%s: setup: %s", v->name, err);
         hsdr_inputs_free(&in);
         return;

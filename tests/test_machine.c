@@ -166,11 +166,18 @@ static void test_bandwidth(void)
     hsdr_bw_result r;
     int rc = hsdr_read_bandwidth(pool, 64 << 10, HSDR_MODE_HOT, &r, err, sizeof err);
     CHECK(rc == 0, "64 KiB hot: %s", err);
-    printf("64 KiB hot, 1 thread: %.2f GB/s (median %.0f ns, %d reps, spread %.3f, stop %s, %d passes/rep)\n",
-           r.bytes_per_s * 1e-9, r.median_ns, r.reps, r.rel_spread, r.stop ? r.stop : "?", r.passes_per_rep);
+    printf("64 KiB hot, 1 thread: %.2f GB/s (median %.0f ns, %d reps, spread %.3f, stop %s, %d passes/sample)\n",
+           r.bytes_per_s * 1e-9, r.time.median, r.time.reps, r.time.rel_spread, r.time.stop ? r.time.stop : "?",
+           r.time.launches_per_sample);
     CHECK(r.bytes_per_s > 1e9, "64 KiB hot read at %.3g bytes/s: not even 1 GB/s", r.bytes_per_s);
-    CHECK(r.reps >= 3 && r.median_ns > 0 && r.buffers == 1 && r.passes_per_rep >= 1, "result fields");
-    CHECK(r.footprint_bytes == 64 << 10, "hot footprint %zu", r.footprint_bytes);
+    CHECK(r.time.reps >= 3 && r.time.median > 0 && r.buffers == 1 && r.time.launches_per_sample >= 1,
+          "result fields");
+    /* a sample lasts at least the policy's 200 us: the pool dispatch stays out of the per-pass time */
+    CHECK(r.time.median * r.time.launches_per_sample >= 0.5 * hsdr_bw_policy(0).min_sample_ns,
+          "%d passes of %.0f ns per sample", r.time.launches_per_sample, r.time.median);
+    CHECK(r.footprint_bytes == 64 << 10 && r.bytes == 64 << 10 && r.threads == 1 && strcmp(r.backend, "cpu") == 0,
+          "hot footprint %zu", r.footprint_bytes);
+    hsdr_bw_result_free(&r);
 
     cJSON *log = hsdr_bandwidth_log();
     CHECK(cJSON_GetArraySize(log) == 1, "log holds %d entries after one measurement", cJSON_GetArraySize(log));
@@ -185,13 +192,19 @@ static void test_bandwidth(void)
     CHECK(cJSON_IsNumber(bps) && bps->valuedouble == r.bytes_per_s, "log bytes_per_s");
     cJSON_Delete(log);
 
-    /* cached: 40000 bytes rounds up to 64 KiB and is measured once; the second call is free and identical */
-    hsdr_bw_result c1, c2;
-    CHECK(hsdr_read_bandwidth_cached(pool, 40000, HSDR_MODE_HOT, &c1, err, sizeof err) == 0, "cached: %s", err);
-    CHECK(log_count() == 2, "the cached call did not measure once");
-    CHECK(hsdr_read_bandwidth_cached(pool, 65536, HSDR_MODE_HOT, &c2, err, sizeof err) == 0, "cached: %s", err);
-    CHECK(log_count() == 2, "the second cached call measured again");
-    CHECK(c1.bytes_per_s == c2.bytes_per_s && c1.median_ns == c2.median_ns, "cached results differ");
+    /* the ceiling cache: measured once per key, reused while younger than the interval, then measured again */
+    const hsdr_bw_result *c1, *c2;
+    CHECK(hsdr_ceiling(NULL, pool, 65536, HSDR_MODE_HOT, 3600, &c1, err, sizeof err) == 0, "ceiling: %s", err);
+    CHECK(log_count() == 2, "the first ceiling call did not measure once");
+    const double first_bps = c1->bytes_per_s, first_at = c1->measured_at_ns;
+    CHECK(hsdr_ceiling(NULL, pool, 65536, HSDR_MODE_HOT, 3600, &c2, err, sizeof err) == 0, "ceiling: %s", err);
+    CHECK(log_count() == 2, "the second ceiling call measured again");
+    CHECK(c2->bytes_per_s == first_bps && c2->measured_at_ns == first_at, "cached results differ");
+    CHECK(hsdr_ceiling(NULL, pool, 65536, HSDR_MODE_COLD, 3600, &c2, err, sizeof err) == 0, "ceiling: %s", err);
+    CHECK(log_count() == 3, "another mode is another key");
+    CHECK(hsdr_ceiling(NULL, pool, 65536, HSDR_MODE_HOT, 0, &c2, err, sizeof err) == 0, "ceiling: %s", err);
+    CHECK(log_count() == 4 && c2->measured_at_ns > first_at, "an interval of 0 s did not measure again");
+    hsdr_ceiling_cache_clear();
 
     /* a small cold measurement: a rotation above 4x LLC (or capped at 1 GiB with a note) */
     CHECK(hsdr_read_bandwidth(pool, 256 << 10, HSDR_MODE_COLD, &r, err, sizeof err) == 0, "cold: %s", err);
@@ -200,11 +213,12 @@ static void test_bandwidth(void)
     CHECK(r.footprint_bytes > 4 * hsdr_machine_llc_bytes() || r.note[0], "cold footprint %zu not above 4 x LLC",
           r.footprint_bytes);
     CHECK(r.bytes_per_s > 0, "cold bandwidth %g", r.bytes_per_s);
-    CHECK(log_count() == 3, "log after the cold measurement");
+    CHECK(log_count() == 5, "log after the cold measurement");
+    hsdr_bw_result_free(&r);
 
     CHECK(hsdr_read_bandwidth(pool, 0, HSDR_MODE_HOT, &r, err, sizeof err) == -1, "0 bytes accepted");
     CHECK(strstr(err, "0 bytes") != NULL, "message '%s'", err);
-    CHECK(log_count() == 3, "a refused measurement was logged");
+    CHECK(log_count() == 5, "a refused measurement was logged");
     hsdr_pool_destroy(pool);
 }
 

@@ -1,8 +1,9 @@
 /* The experiment matrix and the model shape table: the committed matrix.yaml loads and expands; a small hand-counted
  * matrix over a table of fake variants (so nothing depends on which registry variants have a timing interface yet)
- * expands to exactly the cases worked out below, with collapsing, skip reasons, duplicate removal and order; filters,
- * sharding and overrides on fresh random matrices; every malformed file names file:line:column and the key path;
- * the shapes of shared/spec/shapes.md and the 5.60 GB per token of bonsai2-27b. */
+ * expands to exactly the cases worked out below, with collapsing, skip reasons, duplicate removal and order; the cols
+ * axis over a second fake table with multi-column variants; filters, sharding and overrides on fresh random
+ * matrices; every malformed file names file:line:column and the key path; the shapes of shared/spec/shapes.md and
+ * the 5.60 GB per token of bonsai2-27b. */
 #include <string.h>
 
 #include "matrix.h"
@@ -90,8 +91,8 @@ static int same_inputs(const hsdr_case *a, const hsdr_case *b)
 }
 
 /* Invariants of every expansion: unique keys (cases and skip records together), no case that a built-in skip should
- * have caught, seeds from the key, input configurations contiguous and ordered by threads, mode, R, variant, F, b
- * inside one. */
+ * have caught, seeds from the key, input configurations contiguous and ordered by threads, mode, R, cols, variant, F,
+ * b inside one. */
 static void check_invariants(const hsdr_matrix *m, const char *what)
 {
     size_t total = m->ncases + m->nskipped;
@@ -112,7 +113,8 @@ static void check_invariants(const hsdr_matrix *m, const char *what)
     for (size_t i = 0; i < m->ncases; i++) {
         const hsdr_case *c = &m->cases[i];
         CHECK(c->K % 128 == 0 && c->R <= c->N && c->threads <= m->logical_cpus && hsdr_variant_timed(c->variant) &&
-                  !(c->dist == HSDR_DIST_BONSAI && c->K % 1024) && (c->variant->uses_R || c->R == 1),
+                  !(c->dist == HSDR_DIST_BONSAI && c->K % 1024) && (c->variant->uses_R || c->R == 1) &&
+                  c->cols >= 1 && c->cols <= (c->variant->max_cols > 1 ? c->variant->max_cols : 1),
               "%s: case %zu should have been skipped or collapsed", what, i);
         CHECK(c->seed == hsdr_case_seed(c, m->seed), "%s: case %zu seed", what, i);
         if (i == 0)
@@ -127,6 +129,7 @@ static void check_invariants(const hsdr_matrix *m, const char *what)
         int order = p->threads != c->threads ? (p->threads < c->threads ? -1 : 1)
                   : p->mode != c->mode       ? (p->mode < c->mode ? -1 : 1)
                   : p->R != c->R             ? (p->R < c->R ? -1 : 1)
+                  : p->cols != c->cols       ? (p->cols < c->cols ? -1 : 1)
                   : p->variant != c->variant ? (p->variant < c->variant ? -1 : 1)
                   : p->flns_F != c->flns_F   ? (p->flns_F < c->flns_F ? -1 : 1)
                                              : (p->flns_b < c->flns_b ? -1 : 1);
@@ -291,6 +294,266 @@ static void check_shapes_matrix(void)
     hsdr_matrix_spec_free(spec);
 }
 
+/* ---- the cols axis: a second table (the first has no multi-column variant, and its counts are hand-worked) ---- */
+
+/* A one-column variant (max_cols 0), a state-set one that says 1 explicitly, one of 8 columns (like
+ * cuda.production_cols) and one of 4 that also uses R: the only way to reach the max_cols skip below the axis's bound
+ * of 8, and R x cols crossed. */
+static const hsdr_variant col_fakes[] = {
+    {.name = "fake.one", .backend = "fake", .family = "direct", .rows = fake_rows},
+    {.name = "fake.stateset1", .backend = "fake", .family = "stateset", .rows = fake_rows, .uses_R = true,
+     .max_cols = 1},
+    {.name = "fake.cols", .backend = "fake", .family = "production", .rows = fake_rows, .max_cols = 8},
+    {.name = "fake.cols4", .backend = "fake", .family = "production", .rows = fake_rows, .uses_R = true,
+     .max_cols = 4},
+};
+enum { COL_ONE, COL_STATESET1, COL_WIDE, COL_FOUR, COL_COUNT };
+static const hsdr_matrix_env col_env = {.registry = col_fakes, .registry_count = COL_COUNT, .logical_cpus = 2};
+
+static hsdr_matrix_spec *load_text(const char *text)
+{
+    hsdr_matrix_spec *spec = NULL;
+    char err[512];
+    if (hsdr_matrix_load_text("cols.yaml", text, strlen(text), &col_env, &spec, err, sizeof err) != 0) {
+        CHECK(0, "loading '%s': %s", text, err);
+        return NULL;
+    }
+    return spec;
+}
+
+/* The keys of m's cases, in order, against want[0..n). */
+static void check_keys_in_order(const hsdr_matrix *m, const char *const *want, size_t n, const char *what)
+{
+    CHECK(m->ncases == n, "%s: %zu cases, expected %zu", what, m->ncases, n);
+    for (size_t i = 0; i < n && i < m->ncases; i++) {
+        char key[256];
+        hsdr_case_key(&m->cases[i], key, sizeof key);
+        CHECK(strcmp(key, want[i]) == 0, "%s: case %zu is '%s', expected '%s'", what, i, key, want[i]);
+    }
+}
+
+static void check_cols(void)
+{
+    char err[512];
+    hsdr_matrix m;
+
+    /* the default cols [1]: every variant one case at cols = 1, and no key changes */
+    hsdr_matrix_spec *spec = load_text("axes:\n  K: [128]\n  N: [64]\n");
+    if (!spec)
+        return;
+    CHECK(hsdr_matrix_points(spec) == 4.0, "default cols: %.0f points, expected 4", hsdr_matrix_points(spec));
+    if (expand(spec, &m) == 0) {
+        const char *want[] = {
+            "variant=fake.one K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.stateset1 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+        };
+        check_keys_in_order(&m, want, 4, "default cols");
+        CHECK(m.nskipped == 0, "default cols: %zu skip records", m.nskipped);
+        for (size_t i = 0; i < m.ncases; i++)
+            CHECK(m.cases[i].cols == 1, "default cols: case %zu at cols = %d", i, m.cases[i].cols);
+        check_invariants(&m, "default cols");
+        hsdr_matrix_free(&m);
+    }
+
+    /* --set cols=1,2,4,8 with R 1, 8 (N 64):
+     *   one: 1 (R and cols collapsed); stateset1: R 1, 8 = 2 (cols collapsed); cols: cols 1, 2, 4, 8 = 4 (R
+     *   collapsed); cols4: R 2 x cols 4 = 8 points, cols = 8 skipped at both R -> 6 cases, 2 records.
+     *   -> 15 points, 13 cases, 2 skip records, ordered by R, then cols, then variant. */
+    CHECK(hsdr_matrix_override(spec, "cols=1,2,4,8", err, sizeof err) == 0, "%s", err);
+    CHECK(hsdr_matrix_override(spec, "R=1,8", err, sizeof err) == 0, "%s", err);
+    CHECK(hsdr_matrix_points(spec) == 15.0, "cols axis: %.0f points, expected 15", hsdr_matrix_points(spec));
+    if (expand(spec, &m) == 0) {
+        const char *want[] = {
+            "variant=fake.one K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.stateset1 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=2",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=2",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=8",
+            "variant=fake.stateset1 K=128 N=64 R=8 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=8 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=8 threads=1 dist=gaussian mode=hot cols=2",
+            "variant=fake.cols4 K=128 N=64 R=8 threads=1 dist=gaussian mode=hot cols=4",
+        };
+        check_keys_in_order(&m, want, sizeof want / sizeof want[0], "cols axis");
+        CHECK(m.nskipped == 2, "cols axis: %zu skip records, expected 2", m.nskipped);
+        const char *skipped[] = {"variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=8",
+                                 "variant=fake.cols4 K=128 N=64 R=8 threads=1 dist=gaussian mode=hot cols=8"};
+        for (size_t i = 0; i < 2; i++) {
+            const char *r = skip_reason(&m, skipped[i]);
+            CHECK(r && strcmp(r, "cols = 8 > max_cols = 4 of fake.cols4") == 0, "'%s': reason '%s'", skipped[i],
+                  r ? r : "(not skipped)");
+        }
+        /* cols is not a data axis: one seed for every case of the configuration */
+        for (size_t i = 0; i < m.ncases; i++)
+            CHECK(m.cases[i].seed == m.cases[0].seed, "case %zu: the seed depends on cols or R", i);
+        check_invariants(&m, "cols axis");
+        hsdr_matrix_free(&m);
+    }
+    /* points cross with threads and mode like every other axis: 15 x 2 x 2 */
+    CHECK(hsdr_matrix_override(spec, "threads=1,2", err, sizeof err) == 0, "%s", err);
+    CHECK(hsdr_matrix_override(spec, "mode=hot,cold", err, sizeof err) == 0, "%s", err);
+    CHECK(hsdr_matrix_points(spec) == 60.0, "cols x threads x mode: %.0f points, expected 60",
+          hsdr_matrix_points(spec));
+    if (expand(spec, &m) == 0) {
+        CHECK(m.ncases == 52 && m.nskipped == 8, "cols x threads x mode: %zu cases, %zu skip records", m.ncases,
+              m.nskipped);
+        check_invariants(&m, "cols x threads x mode");
+        hsdr_matrix_free(&m);
+    }
+    /* rejected cols overrides name the argument and the item, and change nothing */
+    const struct {
+        const char *arg, *msg;
+    } bad[] = {
+        {"cols=0", "override 'cols=0': cols[0]: 0 is out of range (1..8)"},
+        {"cols=2,9", "override 'cols=2,9': cols[1]: 9 is out of range (1..8)"},
+        {"cols=x", "override 'cols=x': cols[0]: 'x' is not an integer"},
+        {"cols=", "override 'cols=': cols: empty value"},
+        {"col=2", "override 'col=2': col: unknown setting 'col' (expected an axis: variants, K, N, R, cols, threads, "
+                  "distribution, mode, flns;"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CHECK(hsdr_matrix_override(spec, bad[i].arg, err, sizeof err) != 0 && strstr(err, bad[i].msg),
+              "'%s': got '%s', expected '%s'", bad[i].arg, err, bad[i].msg);
+    }
+    CHECK(hsdr_matrix_points(spec) == 60.0, "a rejected cols override changed the spec: %.0f points",
+          hsdr_matrix_points(spec));
+    hsdr_matrix_spec_free(spec);
+
+    /* the key: " cols=N" only for a multi-column variant at cols > 1, after mode and before F/b and the shape */
+    const hsdr_variant wide_flns = {.name = "fake.wideflns", .uses_flns = true, .max_cols = 8};
+    const struct {
+        const hsdr_variant *v;
+        int cols;
+        const char *shape, *key;
+    } keys[] = {
+        {&col_fakes[COL_WIDE], 4, "", "variant=fake.cols K=256 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4"},
+        {&col_fakes[COL_WIDE], 1, "", "variant=fake.cols K=256 N=64 R=1 threads=1 dist=gaussian mode=hot"},
+        {&col_fakes[COL_WIDE], 0, "", "variant=fake.cols K=256 N=64 R=1 threads=1 dist=gaussian mode=hot"},
+        {&col_fakes[COL_ONE], 4, "", "variant=fake.one K=256 N=64 R=1 threads=1 dist=gaussian mode=hot"},
+        {&col_fakes[COL_STATESET1], 4, "", "variant=fake.stateset1 K=256 N=64 R=1 threads=1 dist=gaussian mode=hot"},
+        {&wide_flns, 2, "bonsai2-27b/ffn_gate", "variant=fake.wideflns K=256 N=64 R=1 threads=1 dist=gaussian "
+                                                "mode=hot cols=2 F=8 b=12 shape=bonsai2-27b/ffn_gate"},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        hsdr_case c = {.variant = keys[i].v, .K = 256, .N = 64, .R = 1, .cols = keys[i].cols, .threads = 1,
+                       .dist = HSDR_DIST_GAUSSIAN, .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
+        snprintf(c.shape, sizeof c.shape, "%s", keys[i].shape);
+        char key[256];
+        hsdr_case_key(&c, key, sizeof key);
+        CHECK(strcmp(key, keys[i].key) == 0, "key '%s', expected '%s'", key, keys[i].key);
+        hsdr_case one = c;
+        one.cols = 1;
+        CHECK(hsdr_case_seed(&c, 5) == hsdr_case_seed(&one, 5), "'%s': the seed depends on cols", key);
+    }
+
+    /* a user rule on cols: numeric with comparisons, and one-column variants are at cols = 1; the built-in max_cols
+     * check comes before the rules (fake.cols4 at 8 keeps its own reason, fake.cols at 8 gets the first rule's) */
+    spec = load_text("axes:\n  K: [128]\n  N: [64]\n  cols: [1, 4, 8]\n"
+                     "skip:\n"
+                     "  - {when: {variant: fake.cols, cols: \">=4\"}, reason: \"4+ columns later\"}\n"
+                     "  - {when: {cols: [8, \"<2\"], family: direct}, reason: \"one column: elsewhere\"}\n"
+                     "  - {when: {cols: 8}, reason: \"eight columns\"}\n");
+    if (spec && expand(spec, &m) == 0) {
+        const char *want[] = {
+            "variant=fake.stateset1 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+            "variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4",
+        };
+        check_keys_in_order(&m, want, sizeof want / sizeof want[0], "cols skip rules");
+        const struct {
+            const char *key, *reason;
+        } reasons[] = {
+            {"variant=fake.one K=128 N=64 R=1 threads=1 dist=gaussian mode=hot", "one column: elsewhere"},
+            {"variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4", "4+ columns later"},
+            {"variant=fake.cols K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=8", "4+ columns later"},
+            {"variant=fake.cols4 K=128 N=64 R=1 threads=1 dist=gaussian mode=hot cols=8",
+             "cols = 8 > max_cols = 4 of fake.cols4"},
+        };
+        CHECK(m.nskipped == 4, "cols skip rules: %zu skip records, expected 4", m.nskipped);
+        for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+            const char *r = skip_reason(&m, reasons[i].key);
+            CHECK(r && strcmp(r, reasons[i].reason) == 0, "'%s': reason '%s', expected '%s'", reasons[i].key,
+                  r ? r : "(not skipped)", reasons[i].reason);
+        }
+        check_invariants(&m, "cols skip rules");
+        hsdr_matrix_free(&m);
+    }
+    hsdr_matrix_spec_free(spec);
+
+    /* extra cases: cols defaults to 1; a one-column variant drops it (as a variant without R drops R): its case at
+     * K = 128 is the grid's and is not added twice; user rules do not apply */
+    spec = load_text("axes:\n  K: [128]\n  N: [64]\n  variants: [fake.one]\n"
+                     "skip:\n  - {when: {cols: \">1\"}, reason: \"no columns\"}\n"
+                     "extra:\n"
+                     "  - {variant: fake.cols, K: 256, N: 64, cols: 4}\n"
+                     "  - {variant: fake.one, K: 128, N: 64, cols: 8}\n"
+                     "  - {variant: fake.one, K: 256, N: 64, cols: 2}\n"
+                     "  - {variant: fake.cols4, K: 256, N: 64}\n"
+                     "  - {variant: fake.cols4, K: 256, N: 64, R: 8, cols: 4, mode: cold}\n");
+    if (spec) {
+        CHECK(hsdr_matrix_points(spec) == 6.0, "extra: %.0f points, expected 6", hsdr_matrix_points(spec));
+        if (expand(spec, &m) == 0) {
+            const char *want[] = {
+                "variant=fake.one K=128 N=64 R=1 threads=1 dist=gaussian mode=hot",
+                "variant=fake.one K=256 N=64 R=1 threads=1 dist=gaussian mode=hot",
+                "variant=fake.cols4 K=256 N=64 R=1 threads=1 dist=gaussian mode=hot",
+                "variant=fake.cols K=256 N=64 R=1 threads=1 dist=gaussian mode=hot cols=4",
+                "variant=fake.cols4 K=256 N=64 R=8 threads=1 dist=gaussian mode=cold cols=4",
+            };
+            check_keys_in_order(&m, want, sizeof want / sizeof want[0], "extra cols");
+            CHECK(m.nskipped == 0, "extra cols: %zu skip records", m.nskipped);
+            CHECK(m.ncases == 5 && m.cases[0].cols == 1 && m.cases[1].cols == 1 && m.cases[2].cols == 1 &&
+                      m.cases[3].cols == 4 && m.cases[4].cols == 4 && m.cases[4].R == 8,
+                  "extra cols: cols, R not as given");
+            check_invariants(&m, "extra cols");
+            hsdr_matrix_free(&m);
+        }
+    }
+    hsdr_matrix_spec_free(spec);
+
+    /* malformed cols: file:line:column, the key path and the message; nothing loads */
+    const struct {
+        const char *text, *msg;
+    } malformed[] = {
+        {"axes:\n  K: [128]\n  cols: [1, 0]\n", "cols.yaml:3:13: axes.cols[1]: 0 is out of range (1..8)"},
+        {"axes:\n  K: [128]\n  cols: [x]\n", "cols.yaml:3:10: axes.cols[0]: 'x' is not an integer"},
+        {"axes:\n  K: [128]\n  cols: 9\n", "cols.yaml:3:9: axes.cols: 9 is out of range (1..8)"},
+        {"axes:\n  K: [128]\n  cols: []\n", "cols.yaml:3:9: axes.cols: empty list (an axis needs at least one value)"},
+        {"axes:\n  K: [128]\nskip:\n  - {when: {cols: \">>2\"}, reason: r}\n",
+         "cols.yaml:4:19: skip[0].when.cols: '>>2' is not an integer or a comparison"},
+        {"axes:\n  K: [128]\nskip:\n  - {when: {column: 2}, reason: r}\n",
+         "cols.yaml:4:13: skip[0].when.column: unknown key 'column' (expected one of: variant, family, backend, "
+         "shape, distribution, mode, K, N, R, cols, threads, F, b)"},
+        {"axes:\n  K: [128]\nextra:\n  - {variant: fake.cols, K: 128, N: 64, cols: 0}\n",
+         "cols.yaml:4:47: extra[0].cols: 0 is out of range (1..8)"},
+        {"axes:\n  K: [128]\nextra:\n  - {variant: fake.cols4, K: 128, N: 64, cols: 8}\n",
+         "cols.yaml:4:48: extra[0].cols: cols = 8 > max_cols = 4 of fake.cols4"},
+        {"axes:\n  K: [128]\nextra:\n  - {cols: 8, variant: fake.cols4, K: 128, N: 64}\n",
+         "cols.yaml:4:12: extra[0].cols: cols = 8 > max_cols = 4 of fake.cols4"},
+        {"axes:\n  K: [128]\nextra:\n  - {variant: fake.one, K: 128, N: 64, col: 2}\n",
+         "cols.yaml:4:40: extra[0].col: unknown key 'col' (expected one of: variant, K, N, R, cols, threads, "
+         "distribution, mode, F, b, shape)"},
+    };
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        err[0] = '\0';
+        spec = (hsdr_matrix_spec *)&err; /* must be reset to NULL */
+        int rc = hsdr_matrix_load_text("cols.yaml", malformed[i].text, strlen(malformed[i].text), &col_env, &spec,
+                                       err, sizeof err);
+        CHECK(rc != 0 && spec == NULL && strstr(err, malformed[i].msg) == err, "'%s': got '%s', expected '%s'",
+              malformed[i].text, err, malformed[i].msg);
+        if (rc == 0)
+            hsdr_matrix_spec_free(spec);
+    }
+}
+
 /* A random matrix over the fake table through overrides, with an independent count of what it must expand to. */
 static void check_random(hsdr_rng *rng)
 {
@@ -307,7 +570,7 @@ static void check_random(hsdr_rng *rng)
             return;
         }
         /* random distinct subsets of every axis (at least one value each) */
-        int K[8], N[8], R[8], T[4], nK = 0, nN = 0, nR = 0, nT = 0, nd = 0, nm = 0, nf = 0;
+        int K[8], N[8], R[8], C[4], T[4], nK = 0, nN = 0, nR = 0, nC = 0, nT = 0, nd = 0, nm = 0, nf = 0;
         char arg[256];
 #define SUBSET(arr, n, out, nout, name, fmt)                                                                       \
     do {                                                                                                           \
@@ -322,6 +585,8 @@ static void check_random(hsdr_rng *rng)
         SUBSET(Ks, 7, K, nK, "K", "%s%d");
         SUBSET(Ns, 5, N, nN, "N", "%s%d");
         SUBSET(Rs, 5, R, nR, "R", "%s%d");
+        static const int Cs[] = {1, 2, 4, 8};
+        SUBSET(Cs, 4, C, nC, "cols", "%s%d"); /* every fake takes one column: collapsed, the count is unchanged */
         static const int Ts[] = {1, 2, 3};
         SUBSET(Ts, 3, T, nT, "threads", "%s%d");
         const char *D[4];
@@ -333,7 +598,7 @@ static void check_random(hsdr_rng *rng)
         const char *F[3];
         SUBSET(pairs, 3, F, nf, "flns", "%s%s");
 #undef SUBSET
-        (void)M, (void)F;
+        (void)C, (void)M, (void)F;
         int T_ok = 0;
         for (int i = 0; i < nT; i++)
             T_ok += T[i] <= 2;
@@ -475,7 +740,7 @@ static void check_malformed(void)
         const char *file, *msg;
     } bad[] = {
         {"bad-unknown-key.yaml", "bad-unknown-key.yaml:3:3: axes.thread: unknown key 'thread' (expected one of: "
-                                 "variants, K, N, R, threads, distribution, mode, flns)"},
+                                 "variants, K, N, R, cols, threads, distribution, mode, flns)"},
         {"bad-integer.yaml", "bad-integer.yaml:6:17: axes.K[2]: 'abc' is not an integer"},
         {"bad-k-multiple.yaml", "bad-k-multiple.yaml:2:12: axes.K[1]: K = 100 is not a multiple of 128"},
         {"bad-unknown-variant.yaml",
@@ -488,6 +753,7 @@ static void check_malformed(void)
         {"bad-wrong-type.yaml", "bad-wrong-type.yaml:3:6: axes.R: expected a list, got a mapping"},
         {"bad-duplicate-key.yaml", "bad-duplicate-key.yaml:4:3: axes.K: duplicate key 'K' (first at line 2)"},
         {"bad-flns-range.yaml", "bad-flns-range.yaml:3:29: axes.flns[1].F: 9 is out of range (0..8)"},
+        {"bad-cols-range.yaml", "bad-cols-range.yaml:3:16: axes.cols[2]: 9 is out of range (1..8)"},
         {"bad-skip-no-reason.yaml", "bad-skip-no-reason.yaml:4:5: skip[0].reason: missing"},
         {"bad-skip-comparison.yaml", "bad-skip-comparison.yaml:4:16: skip[0].when.K: '>=big' is not an integer or a "
                                      "comparison"},
@@ -695,6 +961,7 @@ int main(void)
     check_shapes();
     check_small();
     check_shapes_matrix();
+    check_cols();
     check_overrides();
     check_malformed();
     check_random(&rng);

@@ -13,6 +13,7 @@
 
 #include "kernel.h"
 #include "results.h"
+#include "schema.h"
 #include "rng.h"
 #include "testing.h"
 #include "util.h"
@@ -193,6 +194,7 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
+/* A row with the fields every row has (schema hsdr-results/2). */
 static cJSON *base_row(const char *key, const char *status)
 {
     cJSON *r = cJSON_CreateObject();
@@ -203,8 +205,46 @@ static cJSON *base_row(const char *key, const char *status)
     cJSON_AddStringToObject(r, "family", "direct");
     cJSON_AddNumberToObject(r, "K", 5120);
     cJSON_AddNumberToObject(r, "N", 256);
+    cJSON_AddNumberToObject(r, "R", 1);
+    cJSON_AddNumberToObject(r, "cols", 1);
+    cJSON_AddNumberToObject(r, "threads", 1);
+    cJSON_AddStringToObject(r, "distribution", "gaussian");
+    cJSON_AddStringToObject(r, "mode", "hot");
+    cJSON_AddStringToObject(r, "shape", "");
+    cJSON_AddNumberToObject(r, "seed", 1234567);
     cJSON_AddStringToObject(r, "status", status);
+    cJSON_AddNumberToObject(r, "weight_bytes", 1146880);
     return r;
+}
+
+/* The timing fields an ok row must have, minimal: time_ns with its statistics (median v), samples, the rest null. */
+static void add_timing(cJSON *r, double v, const double *samples, int n)
+{
+    cJSON_AddNullToObject(r, "ceiling_bytes_per_s");
+    cJSON_AddNullToObject(r, "ceiling");
+    cJSON_AddNullToObject(r, "bytes_floor_ns");
+    cJSON *t = cJSON_AddObjectToObject(r, "time_ns");
+    const char *const stats[] = {"median", "p10", "p25", "p75", "p90", "min", "mean", "rel_spread"};
+    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+        cJSON_AddNumberToObject(t, stats[i], v);
+    cJSON_AddNumberToObject(t, "reps", n);
+    cJSON_AddStringToObject(t, "stop", "max_reps");
+    cJSON_AddNumberToObject(t, "launches_per_sample", 1);
+    cJSON_AddItemToObject(r, "samples_ns", cJSON_CreateDoubleArray(samples, n));
+    cJSON_AddItemToObject(r, "rounds_per_visit", cJSON_CreateIntArray(&n, 1));
+    cJSON_AddNumberToObject(r, "gb_per_s", 1.0);
+    cJSON_AddNullToObject(r, "pct_of_ceiling");
+    cJSON_AddNullToObject(r, "ratio_to_production");
+    cJSON_AddNullToObject(r, "ratio_to_production_ci");
+    cJSON_AddNullToObject(r, "ratio_to_production_samples");
+    cJSON_AddNullToObject(r, "production_variant");
+    cJSON_AddNullToObject(r, "dominant_stage");
+    cJSON_AddNullToObject(r, "convert");
+    cJSON_AddNumberToObject(r, "critical_path_depth", 1);
+    cJSON *e = cJSON_AddObjectToObject(r, "error");
+    const char *const errs[] = {"nmse", "max_rel", "production_nmse", "production_max_rel"};
+    for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
+        cJSON_AddNumberToObject(e, errs[i], 0.0);
 }
 
 /* A row with every kind of field the schema has: nested objects, null, arrays (of numbers and of objects), booleans,
@@ -212,48 +252,67 @@ static cJSON *base_row(const char *key, const char *status)
 static cJSON *full_row(void)
 {
     cJSON *r = base_row("variant=ref.direct K=5120 N=256 R=1 threads=1 dist=gaussian mode=hot F=8 b=12", "ok");
-    cJSON_AddNumberToObject(r, "R", 1);
-    cJSON_AddNumberToObject(r, "threads", 1);
-    cJSON_AddStringToObject(r, "distribution", "gaussian");
-    cJSON_AddStringToObject(r, "mode", "hot");
     cJSON_AddNumberToObject(r, "flns_F", 8);
     cJSON_AddNumberToObject(r, "flns_b", 12);
-    cJSON_AddStringToObject(r, "shape", "");
-    cJSON_AddNumberToObject(r, "seed", 1234567);
     cJSON *val = cJSON_AddObjectToObject(r, "validation");
     cJSON_AddBoolToObject(val, "passed", 1);
     cJSON_AddStringToObject(val, "detail", "A exact (20480 ints), y within 2^-20 sum|terms| (256 rows)");
-    cJSON_AddNumberToObject(r, "weight_bytes", 1146880);
     cJSON_AddNumberToObject(r, "ceiling_bytes_per_s", 1.9e10);
+    cJSON *cl = cJSON_AddObjectToObject(r, "ceiling");
+    cJSON_AddNumberToObject(cl, "bytes", 2097152);
+    cJSON_AddNumberToObject(cl, "rel_spread", 0.004);
+    cJSON_AddNumberToObject(cl, "reps", 2);
+    cJSON_AddNumberToObject(cl, "age_s", 12.5);
+    const double csamples[] = {110000.0, 110400.0};
+    cJSON_AddItemToObject(cl, "samples_ns", cJSON_CreateDoubleArray(csamples, 2));
     cJSON_AddNumberToObject(r, "bytes_floor_ns", 60362.1);
     cJSON *t = cJSON_AddObjectToObject(r, "time_ns");
     cJSON_AddNumberToObject(t, "median", 812345.0);
     cJSON_AddNumberToObject(t, "p10", 800000.0);
+    cJSON_AddNumberToObject(t, "p25", 805000.0);
+    cJSON_AddNumberToObject(t, "p75", 835000.0);
+    cJSON_AddNumberToObject(t, "p90", 830000.0);
+    cJSON_AddNumberToObject(t, "min", 799000.0);
+    cJSON_AddNumberToObject(t, "mean", 815000.0);
     cJSON_AddNumberToObject(t, "rel_spread", 0.0375);
-    cJSON_AddNumberToObject(t, "reps", 40);
+    cJSON_AddNumberToObject(t, "reps", 3);
     cJSON_AddStringToObject(t, "stop", "noise");
+    cJSON_AddNumberToObject(t, "launches_per_sample", 1);
     const double samples[] = {812000.0, 811000.5, 1.0 / 3.0};
     cJSON_AddItemToObject(r, "samples_ns", cJSON_CreateDoubleArray(samples, 3));
+    const int rounds[2] = {2, 1};
+    cJSON_AddItemToObject(r, "rounds_per_visit", cJSON_CreateIntArray(rounds, 2));
     cJSON_AddNumberToObject(r, "gb_per_s", 1.41);
+    cJSON_AddNumberToObject(r, "pct_of_ceiling", 7.4);
     cJSON_AddNullToObject(r, "ratio_to_production");
+    cJSON_AddNullToObject(r, "ratio_to_production_ci");
+    cJSON_AddNullToObject(r, "ratio_to_production_samples");
     cJSON_AddStringToObject(r, "production_variant", "ref.q8_0");
     cJSON *st = cJSON_AddObjectToObject(r, "stages");
     cJSON *enc = cJSON_AddObjectToObject(st, hsdr_stage_name(HSDR_STAGE_ENCODE));
     cJSON_AddNumberToObject(enc, "alone_ns", 2100.0);
     cJSON_AddNumberToObject(enc, "ablation_ns", 2300.25);
+    cJSON_AddNumberToObject(enc, "doubled_ns", 2200.0);
     cJSON *red = cJSON_AddObjectToObject(st, hsdr_stage_name(HSDR_STAGE_REDUCE));
     cJSON_AddNumberToObject(red, "alone_ns", 600000.0);
     cJSON_AddNullToObject(red, "ablation_ns");
+    cJSON_AddNullToObject(red, "doubled_ns");
     cJSON_AddStringToObject(r, "dominant_stage", "reduce");
     cJSON *conv = cJSON_AddObjectToObject(r, "convert");
     cJSON_AddNumberToObject(conv, "time_ns", 5.1e6);
     cJSON_AddNumberToObject(conv, "footprint_bytes", 2359296);
+    cJSON_AddNumberToObject(conv, "gb_per_s", 2.9);
+    cJSON_AddNullToObject(conv, "pct_of_ceiling");
     cJSON *occ = cJSON_AddObjectToObject(r, "occupancy");
     cJSON_AddNumberToObject(occ, "mean", 42.8);
     cJSON_AddNumberToObject(occ, "p5", 38);
+    cJSON_AddNumberToObject(occ, "p95", 48);
+    cJSON_AddNumberToObject(r, "critical_path_depth", 31);
     cJSON *e = cJSON_AddObjectToObject(r, "error");
     cJSON_AddNumberToObject(e, "nmse", 6.2e-4);
     cJSON_AddNumberToObject(e, "max_rel", 0.03);
+    cJSON_AddNumberToObject(e, "production_nmse", 3.1e-5);
+    cJSON_AddNumberToObject(e, "production_max_rel", 0.004);
     cJSON *ctx = cJSON_AddObjectToObject(r, "context");
     cJSON_AddStringToObject(ctx, "commit", "8d56731");
     cJSON_AddBoolToObject(ctx, "dirty", 0);
@@ -280,11 +339,11 @@ static cJSON *failed_row(void)
     return r;
 }
 
-/* An errored row ("error" is a message) whose key holds a comma and quotes. */
+/* An errored row whose key holds a comma and quotes. */
 static cJSON *quoted_row(void)
 {
     cJSON *r = base_row("variant=x, \"quoted\" K=128", "error");
-    cJSON_AddStringToObject(r, "error", "cannot allocate 2 GiB, \"no memory\"\nsecond line");
+    cJSON_AddStringToObject(r, "error_message", "cannot allocate 2 GiB, \"no memory\"\nsecond line");
     return r;
 }
 
@@ -295,7 +354,8 @@ static void test_columns(void)
     CHECK(n == hsdr_results_csv_columns(NULL), "count without names");
     const char *must[] = {"key", "variant", "status", "time_ns.median", "time_ns.p10", "time_ns.reps", "error.nmse",
                           "occupancy.mean", "convert.time_ns", "context.commit", "context.cpu_model", "gb_per_s",
-                          "bytes_floor_ns", "validation.passed", "error"};
+                          "bytes_floor_ns", "validation.passed", "error_message", "cols", "ceiling.rel_spread",
+                          "time_ns.p25", "time_ns.launches_per_sample"};
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++) {
         int found = 0;
         for (size_t c = 0; c < n; c++)
@@ -330,6 +390,15 @@ static void test_write_read(void)
     snprintf(dir, sizeof dir, "%s/nested/deeper", tmp_root); /* mkdir -p */
     cJSON *rows[3] = {full_row(), failed_row(), quoted_row()};
     char err[512] = "";
+    /* the writer checks every row against the schema's table: a null where none is allowed is refused, naming the
+     * row, its key and the field, and nothing is written */
+    cJSON *times = cJSON_GetObjectItemCaseSensitive(rows[0], "time_ns");
+    cJSON_ReplaceItemInObjectCaseSensitive(times, "p90", cJSON_CreateNull());
+    CHECK(hsdr_results_write(dir, "results", rows, 3, err, sizeof err) == -1 && strstr(err, "row 0") &&
+              strstr(err, "field 'time_ns.p90': null, expected number"),
+          "a null p90 accepted: '%s'", err);
+    CHECK(access(path_in(dir, "results.jsonl"), F_OK) != 0, "a refused row left a file");
+    cJSON_ReplaceItemInObjectCaseSensitive(times, "p90", cJSON_CreateNumber(830000.0));
     CHECK(hsdr_results_write(dir, "results", rows, 3, err, sizeof err) == 0, "write: %s", err);
     int tmp_found;
     CHECK(count_entries(dir, &tmp_found) == 2 && !tmp_found, "exactly results.jsonl and results.csv, no *.tmp");
@@ -385,13 +454,17 @@ static void test_write_read(void)
             {1, "bytes_floor_ns", "60362.1"},
             {1, "time_ns.median", "812345"},
             {1, "time_ns.rel_spread", "0.0375"},
-            {1, "time_ns.p90", ""},
+            {1, "time_ns.p90", "830000"},
+            {1, "time_ns.p25", "805000"},
+            {1, "cols", "1"},
+            {1, "ceiling.bytes", "2097152"},
+            {1, "ceiling.age_s", "12.5"},
             {1, "time_ns.stop", "noise"},
             {1, "ratio_to_production", ""},
             {1, "convert.time_ns", "5100000"},
             {1, "occupancy.mean", "42.8"},
-            {1, "occupancy.p95", ""},
-            {1, "error", ""},
+            {1, "occupancy.p95", "48"},
+            {1, "error_message", ""},
             {1, "error.nmse", "0.00062"},
             {1, "context.commit", "8d56731"},
             {1, "context.cpu_model", "AMD EPYC 9654 96-Core Processor, \"Genoa\""},
@@ -409,7 +482,7 @@ static void test_write_read(void)
             {2, "error.nmse", ""},
             {3, "key", "variant=x, \"quoted\" K=128"},
             {3, "status", "error"},
-            {3, "error", "cannot allocate 2 GiB, \"no memory\"\nsecond line"},
+            {3, "error_message", "cannot allocate 2 GiB, \"no memory\"\nsecond line"},
             {3, "error.nmse", ""},
             {3, "validation.passed", ""},
         };
@@ -479,12 +552,10 @@ static void test_random_round_trip(hsdr_rng *rng)
         default: v = -hsdr_rng_uniform(rng); break;
         }
         medians[i] = v;
-        cJSON *t = cJSON_AddObjectToObject(rows[i], "time_ns");
-        cJSON_AddNumberToObject(t, "median", v);
         double s[5];
         for (int j = 0; j < 5; j++)
             s[j] = hsdr_rng_uniform(rng) * 1e6;
-        cJSON_AddItemToObject(rows[i], "samples_ns", cJSON_CreateDoubleArray(s, 5));
+        add_timing(rows[i], v, s, 5);
     }
     char dir[320], err[512] = "";
     snprintf(dir, sizeof dir, "%s/random", tmp_root);
@@ -683,7 +754,7 @@ static void test_read_errors(void)
         {"malformed.jsonl", "@\n@\n{\"schema\":\"hsdr-results/1\",\"key\":\"k3\",}\n", "malformed.jsonl:3:"},
         {"noschema.jsonl", "@\n{\"key\":\"k2\"}\n", "noschema.jsonl:2: missing field 'schema'"},
         {"wrongschema.jsonl", "@\n\n{\"schema\":\"hsdr-vectors/1\",\"key\":\"k\"}\n",
-         "wrongschema.jsonl:3: field 'schema': expected \"hsdr-results/1\""},
+         "wrongschema.jsonl:3: field 'schema': expected \"hsdr-results/2\" or \"hsdr-results/1\""},
         {"nokey.jsonl", "{\"schema\":\"hsdr-results/1\"}\n", "nokey.jsonl:1: missing field 'key'"},
         {"numkey.jsonl", "@\n{\"schema\":\"hsdr-results/1\",\"key\":7}\n",
          "numkey.jsonl:2: field 'key': expected a string"},
@@ -717,10 +788,65 @@ static void test_read_errors(void)
           "missing file: '%s'", err);
 }
 
+/* Rows of schema hsdr-results/1 are converted on reading (hsdr_schema_upgrade_row) and can be written again (merge
+ * of an old file): an error row's message moves to error_message, cols = 1, converted_from names the old schema, and
+ * the fields new in /2 need not be there. */
+static void test_old_rows(void)
+{
+    char dir[320];
+    snprintf(dir, sizeof dir, "%s/old", tmp_root);
+    mkdir(dir, 0777);
+    write_text(path_in(dir, "v1.jsonl"),
+               "{\"schema\":\"hsdr-results/1\",\"key\":\"k1\",\"variant\":\"ref.direct\",\"backend\":\"reference\","
+               "\"family\":\"direct\",\"K\":128,\"N\":4,\"R\":1,\"threads\":1,\"distribution\":\"gaussian\","
+               "\"mode\":\"hot\",\"shape\":\"\",\"seed\":5,\"status\":\"error\",\"weight_bytes\":112,"
+               "\"error\":\"out of memory\"}\n");
+    cJSON **rows = NULL;
+    size_t n = 0;
+    char err[512] = "";
+    CHECK(hsdr_results_read(path_in(dir, "v1.jsonl"), &rows, &n, err, sizeof err) == 0 && n == 1, "read /1: %s", err);
+    if (n == 1) {
+        const cJSON *r = rows[0];
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(r, "error_message");
+        const cJSON *cols = cJSON_GetObjectItemCaseSensitive(r, "cols");
+        const cJSON *from = cJSON_GetObjectItemCaseSensitive(r, "converted_from");
+        const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, "schema");
+        CHECK(cJSON_IsString(msg) && strcmp(msg->valuestring, "out of memory") == 0 &&
+                  !cJSON_GetObjectItemCaseSensitive(r, "error"),
+              "the message moved to error_message");
+        CHECK(cJSON_IsNumber(cols) && cols->valuedouble == 1, "cols = 1");
+        CHECK(cJSON_IsString(from) && strcmp(from->valuestring, "hsdr-results/1") == 0, "converted_from");
+        CHECK(cJSON_IsString(schema) && strcmp(schema->valuestring, HSDR_RESULTS_SCHEMA) == 0, "schema now /2");
+        CHECK(hsdr_schema_check_row(r, err, sizeof err) == 0, "a converted row passes the check: %s", err);
+        CHECK(hsdr_results_write(dir, "again", rows, 1, err, sizeof err) == 0, "a converted row is written: %s", err);
+        /* without the mark, the same row lacks what /2 requires of an ok row */
+        cJSON *ok = base_row("k2", "ok");
+        CHECK(hsdr_schema_check_row(ok, err, sizeof err) == -1 && strstr(err, "missing"), "bare ok row: '%s'", err);
+        cJSON_AddStringToObject(ok, "converted_from", "hsdr-results/1");
+        CHECK(hsdr_schema_check_row(ok, err, sizeof err) == 0, "a converted row is checked on what it has: '%s'", err);
+        cJSON_AddStringToObject(ok, "gb_per_s", "fast");
+        CHECK(hsdr_schema_check_row(ok, err, sizeof err) == -1 && strstr(err, "'gb_per_s': expected number"),
+              "a converted row's fields keep their types: '%s'", err);
+        cJSON_Delete(ok);
+        /* an unknown field, or a stage that is not a canonical one, is refused */
+        cJSON *x = base_row("k3", "failed");
+        cJSON_AddNumberToObject(x, "speedup", 2);
+        CHECK(hsdr_schema_check_row(x, err, sizeof err) == -1 && strstr(err, "field 'speedup': not in the schema"),
+              "unknown field: '%s'", err);
+        cJSON_DeleteItemFromObjectCaseSensitive(x, "speedup");
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(x, "stages"), "warp");
+        CHECK(hsdr_schema_check_row(x, err, sizeof err) == -1 && strstr(err, "'stages.warp'"), "unknown stage: '%s'",
+              err);
+        cJSON_Delete(x);
+    }
+    hsdr_results_free(rows, n);
+}
+
 int main(void)
 {
     hsdr_rng rng;
     hsdr_rng_seed(&rng, test_seed("test_results"));
+    test_old_rows();
     const char *tmpdir = getenv("TMPDIR");
     snprintf(tmp_root, sizeof tmp_root, "%s/hsdr-test-results-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(tmp_root)) {

@@ -57,7 +57,7 @@ void run_variant(benchmark::State &state, const hsdr_variant *v, Shape shape)
         return;
     }
     hsdr_timing_setup ts;
-    if (hsdr_timing_setup_create(&ts, &c, &in, 1, HSDR_MODE_HOT, err, sizeof err) != 0) {
+    if (hsdr_timing_setup_create(&ts, &c, &in, 1, HSDR_MODE_HOT, NULL, NULL, err, sizeof err) != 0) {
         hsdr_inputs_free(&in);
         state.SkipWithError(err);
         return;

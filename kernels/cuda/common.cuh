@@ -1,4 +1,5 @@
-/* Shared host and device helpers of the CUDA kernels: error checking that names the call, and the Q8_1 block. */
+/* Shared host and device helpers of the CUDA kernels: error checking that names the call, the state of a run (a
+ * variant's matvec, the streaming read, a captured token) and the device ops that drive it, and the Q8_1 block. */
 #ifndef HSDR_CUDA_COMMON_CUH
 #define HSDR_CUDA_COMMON_CUH
 #include <cuda_fp16.h>
@@ -30,27 +31,51 @@ struct hsdr_cu_q8_1 {
 #define HSDR_PTQ1_0_BLOCK 28 /* bytes per 128 weights */
 #define HSDR_FULL_MASK 0xffffffffu
 
-/* One variant's device state (kernel.h's opaque hsdr_device_run): rotating weight copies, activations, the
- * variant's activation buffer, y, and the two events around the timed launches. */
+/* What enqueue does with a run: a variant's matvec (hsdr_cu_create), the plain streaming read of one buffer copy
+ * (hsdr_cu_read_create), or the replay of a captured token graph (hsdr_cu_token_create). */
+enum hsdr_cu_run_kind { HSDR_CU_RUN_MATVEC, HSDR_CU_RUN_READ, HSDR_CU_RUN_TOKEN };
+
+/* A launch worked out once in create (a variant's prepare hook, or read_create), so that enqueue only launches. */
+struct hsdr_cu_shape {
+    void (*kernel)(void); /* the kernel chosen for the case, cast back by the file that chose it; NULL: fixed */
+    unsigned ctas, threads;
+    size_t smem;          /* dynamic shared memory, already allowed (cudaFuncSetAttribute) where it must be */
+};
+
+/* One run (kernel.h's opaque hsdr_device_run): rotating weight copies, activations, the variant's activation
+ * buffer, y, and the two events of mark(). A read run uses only wblock (the copies it reads), sink and shape; a
+ * token run only its graph and its own stream. */
 struct hsdr_device_run {
-    int K, N, R, F, b;
+    enum hsdr_cu_run_kind kind;
+    int K, N, R, F, b, cols;
     int ncopies;
     size_t wbytes, wstride;  /* bytes of one copy, distance between copies (256-aligned) */
     uint8_t *wblock;         /* ncopies copies */
-    float *x, *y;
-    void *act;               /* the variant's encoded activations */
+    float *x, *y;            /* cols x K activations, cols x N outputs (column c at + c K, + c N) */
+    void *act;               /* the variant's encoded activations: cols x act_bytes(K) */
     int32_t *A;              /* checking interface only: A[8] per (row, group) when the variant writes it; else NULL */
     int64_t *qg, *qr;        /* checking interface only (Q15.16 variants): per (row, group) and per row; else NULL */
-    cudaEvent_t start, stop;
-    cudaStream_t stream;     /* where the launches go: 0 (the legacy default stream), or a capture stream */
-    const struct hsdr_cu_kernels *k;
+    cudaEvent_t start, stop; /* mark(0), mark(1), recorded on `stream` */
+    /* where the launches and marks go: 0 (the legacy default stream) for matvec and read runs, the token run's own
+     * stream, or while a token captures this run, its capture stream */
+    cudaStream_t stream;
+    const struct hsdr_cu_kernels *k; /* matvec runs */
+    hsdr_cu_shape shape;     /* the main launch where create works it out (the mat-vec, the read) */
+    unsigned *sink;          /* read runs: the read kernel's never-taken store */
+    cudaGraph_t graph;       /* token runs */
+    cudaGraphExec_t exec;
 };
 
 /* What a CUDA variant adds to the shared host code (device.cu): its activation buffer and its launches. */
 struct hsdr_cu_kernels {
-    size_t (*act_bytes)(int K);
-    /* Enqueue on r->stream: stage < 0, the full matvec on weights W with the ablation masks skip / twice
-     * (HSDR_STAGE_BIT); else that stage alone. */
+    int max_cols; /* activation columns one launch takes; create refuses more (0 or 1: one) */
+    size_t (*act_bytes)(int K); /* one column's activation buffer; create allocates cols of them, back to back */
+    /* Optional: everything on the host that the launches need and that does not change between them (launch shapes,
+     * occupancy, kernel attributes, constant tables), into r->shape. Called by create with r's sizes set and nothing
+     * allocated; 0, or -1 with err. */
+    int (*prepare)(hsdr_device_run *r, char *err, size_t errlen);
+    /* Enqueue on r->stream, launches only (no host queries, no waiting): stage < 0, the full matvec on weights W
+     * with the ablation masks skip / twice (HSDR_STAGE_BIT); else that stage alone. */
     cudaError_t (*launch)(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice);
     /* Optional (LNS8 variants): put pre-encoded codes with pre-scale e into the activation buffer, for test vectors
      * that give codes instead of x (then the launch runs with the encode stage skipped). */
@@ -119,18 +144,29 @@ static __device__ __forceinline__ void qh_digits(uint32_t w6, int *h0, int *h1)
 extern "C" {
 int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
                    hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen);
-int hsdr_cu_time(hsdr_device_run *run, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
-                 char *err, size_t errlen);
+int hsdr_cu_set_input(hsdr_device_run *run, const float *x, char *err, size_t errlen);
+int hsdr_cu_enqueue(hsdr_device_run *run, int copy, int stage, unsigned skip, unsigned twice, char *err,
+                    size_t errlen);
+int hsdr_cu_mark(hsdr_device_run *run, int end, char *err, size_t errlen);
+int hsdr_cu_elapsed(hsdr_device_run *run, double *ns, char *err, size_t errlen);
 int hsdr_cu_output(hsdr_device_run *run, float *y, char *err, size_t errlen);
 void hsdr_cu_destroy(hsdr_device_run *run);
 size_t hsdr_cu_l2_bytes(void);
-int hsdr_cu_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen);
 const char *hsdr_cu_describe(void);
-int hsdr_cu_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen);
+int hsdr_cu_read_create(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen);
+int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen);
 }
 
+/* hsdr_cu_create for a kernel table without its registry entry (name: for messages): the checking functions that
+ * take their sizes directly (hsdr_cuda_production_cols) go through the same run. */
+int hsdr_cu_open(const hsdr_cu_kernels *k, const char *name, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                 hsdr_device_run **run, char *err, size_t errlen);
+
+/* One sample as the harness takes it: mark, enqueue(copy 0, stage -1, skip, no twice), mark, elapsed. */
+int hsdr_cu_run_once(hsdr_device_run *r, unsigned skip, char *err, size_t errlen);
+
 #define HSDR_CU_OPS(kernels)                                                                                        \
-    {hsdr_cu_create, hsdr_cu_time, hsdr_cu_output, hsdr_cu_destroy, hsdr_cu_l2_bytes, hsdr_cu_read_bandwidth,      \
-     hsdr_cu_describe, hsdr_cu_token, &(kernels)}
+    {hsdr_cu_create, hsdr_cu_set_input, hsdr_cu_enqueue, hsdr_cu_mark, hsdr_cu_elapsed, hsdr_cu_output,             \
+     hsdr_cu_destroy, hsdr_cu_l2_bytes, hsdr_cu_describe, hsdr_cu_read_create, hsdr_cu_token_create, &(kernels)}
 
 #endif

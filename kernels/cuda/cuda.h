@@ -15,8 +15,8 @@ extern "C" {
 /* NULL when a CUDA device can run the kernels, else why not (built without CUDA; no device; driver too old). */
 const char *hsdr_cuda_unavailable(void);
 
-/* The checking interface of every CUDA variant: its own timed path (upload, the full launch, y back), so the code
- * checked against the vectors is the code that is timed. */
+/* The checking interface of every CUDA variant: its own timed path (create, set_input, mark, enqueue, mark, elapsed,
+ * output: one column), so the code checked against the vectors is the code that is timed. */
 int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
 /* cuda.production: Q8_1 activations quantized on the device (stage encode), then the generic mat-vec (one thread
@@ -24,21 +24,20 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
  * y bit-identical to hsdr_matvec_q8_1_warp. */
 extern const hsdr_device_ops hsdr_cuda_production_ops;
 
-/* cuda.production_cols: the dedicated 1..8-column kernel, run by the harness with one column; y bit-identical to
- * hsdr_matvec_q8_1_lanes with hsdr_cuda_cols_lanes(K, N) lanes per row. */
+/* cuda.production_cols: the dedicated 1..8-column kernel, run by the harness with hsdr_exec.cols columns (its cols
+ * axis; create refuses more than 8, or more than this device's shared memory stages, with
+ * hsdr_cuda_production_cols_supported's message); each column's y bit-identical to hsdr_matvec_q8_1_lanes with
+ * hsdr_cuda_cols_lanes(K, N) lanes per row. */
 extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
 
-/* The dedicated kernel on ncols (1..8) columns: X holds ncols vectors of K floats, Y receives ncols vectors of N
- * (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that column. Returns 0, or -1 with err. */
+/* The dedicated kernel on ncols (1..8) columns, through the same run the harness times: X holds ncols vectors of K
+ * floats, Y receives ncols vectors of N (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that
+ * column. Returns 0, or -1 with err. */
 int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
                               size_t errlen);
 /* 0 when this device's kernel takes ncols columns of K x N (1..8 columns, K a multiple of 128, the staged activations
  * within the shared memory a CTA may have), else -1 with the reason in err. */
 int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen);
-/* The same launch (encode + mat-vec of ncols columns) timed by CUDA events, reps times after two warm-ups, into
- * samples_ns[reps]; cold: each launch reads its own copy of the weights from a rotation over more than 3x the L2. */
-int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold, int reps,
-                                   double *samples_ns, char *err, size_t errlen);
 
 /* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
  * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32

@@ -1,6 +1,9 @@
-/* The host side every CUDA variant shares: whether a device can run the kernels (one check, cached), the device ops
- * of kernel.h (weight copies, events, output), the checking interface through the timed path, and the device's
- * plain streaming-read bandwidth. */
+/* The host side every CUDA variant shares: whether a device can run the kernels (one check, cached), and the device
+ * ops of kernel.h over three kinds of run -- a variant's matvec (weight copies, activations, the variant's prepared
+ * launch), the plain streaming read of one buffer copy (the roofline's ceiling), and a token (the full launches of
+ * several matvec runs captured into one CUDA graph). Each op enqueues or records once; warm-up, repetitions and
+ * rotation over the copies are harness/timing.c's. The checking interface goes through the same ops, so the code
+ * checked is the code timed. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,10 +41,21 @@ static size_t round256(size_t n)
     return (n + 255) & ~(size_t)255;
 }
 
+static const char *kind_name(const hsdr_device_run *r)
+{
+    return r->kind == HSDR_CU_RUN_READ ? "a read run" : r->kind == HSDR_CU_RUN_TOKEN ? "a token run" : "a matvec run";
+}
+
 extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
 {
     if (!r)
         return;
+    if (r->exec)
+        cudaGraphExecDestroy(r->exec);
+    if (r->graph)
+        cudaGraphDestroy(r->graph);
+    if (r->kind == HSDR_CU_RUN_TOKEN && r->stream) /* only a token run owns its stream */
+        cudaStreamDestroy(r->stream);
     cudaFree(r->wblock);
     cudaFree(r->x);
     cudaFree(r->y);
@@ -49,6 +63,7 @@ extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
     cudaFree(r->A);
     cudaFree(r->qg);
     cudaFree(r->qr);
+    cudaFree(r->sink);
     if (r->start)
         cudaEventDestroy(r->start);
     if (r->stop)
@@ -56,31 +71,44 @@ extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
     free(r);
 }
 
-extern "C" int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
-                              hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen)
+int hsdr_cu_open(const hsdr_cu_kernels *k, const char *name, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                 hsdr_device_run **run, char *err, size_t errlen)
 {
+    const int max_cols = k->max_cols > 1 ? k->max_cols : 1;
+    if (e->cols < 1 || e->cols > max_cols) {
+        if (max_cols == 1)
+            snprintf(err, errlen, "%s takes one activation column; asked for cols = %d", name, e->cols);
+        else
+            snprintf(err, errlen, "%s takes 1..%d activation columns; asked for cols = %d", name, max_cols, e->cols);
+        return -1;
+    }
+    if (ncopies < 1) {
+        snprintf(err, errlen, "%s: ncopies = %d; need at least one weight copy", name, ncopies);
+        return -1;
+    }
     hsdr_device_run *r = (hsdr_device_run *)calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "out of host memory");
         return -1;
     }
-    r->K = e->K, r->N = e->N, r->R = e->R, r->F = e->flns_F, r->b = e->flns_b;
-    r->k = (const hsdr_cu_kernels *)v->device->impl;
+    r->kind = HSDR_CU_RUN_MATVEC;
+    r->K = e->K, r->N = e->N, r->R = e->R, r->F = e->flns_F, r->b = e->flns_b, r->cols = e->cols;
+    r->k = k;
     r->ncopies = ncopies;
     r->wbytes = (size_t)e->N * (e->K / 128) * HSDR_PTQ1_0_BLOCK;
     r->wstride = round256(r->wbytes);
+    if (k->prepare && k->prepare(r, err, errlen) != 0) /* before the allocations: a refused case costs nothing */
+        goto fail;
     HSDR_CU(cudaMalloc((void **)&r->wblock, r->wstride * (size_t)ncopies));
-    HSDR_CU(cudaMalloc((void **)&r->x, sizeof(float) * (size_t)e->K));
-    HSDR_CU(cudaMalloc((void **)&r->y, sizeof(float) * (size_t)e->N));
-    HSDR_CU(cudaMalloc(&r->act, r->k->act_bytes(e->K)));
+    HSDR_CU(cudaMalloc((void **)&r->x, sizeof(float) * (size_t)e->K * e->cols));
+    HSDR_CU(cudaMalloc((void **)&r->y, sizeof(float) * (size_t)e->N * e->cols));
+    HSDR_CU(cudaMalloc(&r->act, k->act_bytes(e->K) * (size_t)e->cols));
     HSDR_CU(cudaEventCreate(&r->start));
     HSDR_CU(cudaEventCreate(&r->stop));
     HSDR_CU(cudaMemcpy(r->wblock, ptq1_0, r->wbytes, cudaMemcpyHostToDevice));
     for (int c = 1; c < ncopies; c++)
         HSDR_CU(cudaMemcpy(r->wblock + (size_t)c * r->wstride, r->wblock, r->wbytes, cudaMemcpyDeviceToDevice));
     HSDR_CU(cudaDeviceSynchronize());
-    *convert_ns = 0.0; /* these kernels read PTQ1_0 as stored */
-    *footprint = r->wbytes;
     *run = r;
     return 0;
 fail:
@@ -88,16 +116,94 @@ fail:
     return -1;
 }
 
-extern "C" int hsdr_cu_time(hsdr_device_run *r, const float *x, int copy, int stage, unsigned skip, unsigned twice,
-                            double *ns, char *err, size_t errlen)
+extern "C" int hsdr_cu_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
+                              hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen)
+{
+    if (hsdr_cu_open((const hsdr_cu_kernels *)v->device->impl, v->name, e, ptq1_0, ncopies, run, err, errlen) != 0)
+        return -1;
+    *convert_ns = 0.0; /* these kernels read PTQ1_0 as stored */
+    *footprint = (*run)->wbytes;
+    return 0;
+}
+
+extern "C" int hsdr_cu_set_input(hsdr_device_run *r, const float *x, char *err, size_t errlen)
+{
+    if (r->kind != HSDR_CU_RUN_MATVEC) {
+        snprintf(err, errlen, "set_input on %s: only a matvec run takes activations", kind_name(r));
+        return -1;
+    }
+    HSDR_CU(cudaMemcpy(r->x, x, sizeof(float) * (size_t)r->K * r->cols, cudaMemcpyHostToDevice));
+    return 0;
+fail:
+    return -1;
+}
+
+/* The plain streaming read: 16-byte loads, grid-stride; the XOR of everything read is stored only when it equals a
+ * value it cannot have in practice, so the loads cannot be dropped. */
+__global__ void hsdr_cu_read_kernel(const uint4 *p, size_t n, unsigned *sink)
+{
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldcs(p + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u)
+        *sink = acc;
+}
+
+/* One launch, no waiting: a matvec run's full matvec (stage < 0) or one stage, on weight copy `copy`; a read run's
+ * read of buffer copy `copy` (its bytes / 16 words of 16 bytes); a token run's replay of its graph (copy 0). Read and
+ * token runs have no stages: a stage, skip or twice is refused, as is a copy the run does not have. */
+extern "C" int hsdr_cu_enqueue(hsdr_device_run *r, int copy, int stage, unsigned skip, unsigned twice, char *err,
+                               size_t errlen)
+{
+    /* the checks are host arithmetic: nothing here waits or asks the device */
+    if (r->kind == HSDR_CU_RUN_TOKEN ? copy != 0 : (copy < 0 || copy >= r->ncopies)) {
+        snprintf(err, errlen, "enqueue on %s: copy %d; it has %d", kind_name(r), copy,
+                 r->kind == HSDR_CU_RUN_TOKEN ? 1 : r->ncopies);
+        return -1;
+    }
+    if (r->kind != HSDR_CU_RUN_MATVEC && (stage >= 0 || skip || twice)) {
+        snprintf(err, errlen, "enqueue on %s: stage %d, skip 0x%x, twice 0x%x; it has no stages (stage -1, no "
+                 "ablation)", kind_name(r), stage, skip, twice);
+        return -1;
+    }
+    if (stage >= HSDR_STAGE_COUNT) {
+        snprintf(err, errlen, "enqueue: stage %d; the stages are 0..%d, or -1 for the full matvec", stage,
+                 HSDR_STAGE_COUNT - 1);
+        return -1;
+    }
+    switch (r->kind) {
+    case HSDR_CU_RUN_MATVEC:
+        HSDR_CU(r->k->launch(r, r->wblock + (size_t)copy * r->wstride, stage, skip, twice));
+        break;
+    case HSDR_CU_RUN_READ:
+        hsdr_cu_read_kernel<<<r->shape.ctas, r->shape.threads, 0, r->stream>>>(
+            (const uint4 *)(r->wblock + (size_t)copy * r->wstride), r->wbytes / 16, r->sink);
+        HSDR_CU_LAUNCHED();
+        break;
+    case HSDR_CU_RUN_TOKEN:
+        HSDR_CU(cudaGraphLaunch(r->exec, r->stream));
+        break;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+extern "C" int hsdr_cu_mark(hsdr_device_run *r, int end, char *err, size_t errlen)
+{
+    HSDR_CU(cudaEventRecord(end ? r->stop : r->start, r->stream));
+    return 0;
+fail:
+    return -1;
+}
+
+extern "C" int hsdr_cu_elapsed(hsdr_device_run *r, double *ns, char *err, size_t errlen)
 {
     float ms = 0.0f;
-    HSDR_CU(cudaMemcpy(r->x, x, sizeof(float) * (size_t)r->K, cudaMemcpyHostToDevice)); /* not timed */
-    HSDR_CU(cudaEventRecord(r->start));
-    HSDR_CU(r->k->launch(r, r->wblock + (size_t)copy * r->wstride, stage, skip, twice));
-    HSDR_CU(cudaEventRecord(r->stop));
     HSDR_CU(cudaEventSynchronize(r->stop));
-    HSDR_CU(cudaGetLastError()); /* a fault inside the kernels */
+    HSDR_CU(cudaGetLastError()); /* a fault inside the launches */
     HSDR_CU(cudaEventElapsedTime(&ms, r->start, r->stop));
     *ns = (double)ms * 1e6;
     return 0;
@@ -107,7 +213,11 @@ fail:
 
 extern "C" int hsdr_cu_output(hsdr_device_run *r, float *y, char *err, size_t errlen)
 {
-    HSDR_CU(cudaMemcpy(y, r->y, sizeof(float) * (size_t)r->N, cudaMemcpyDeviceToHost));
+    if (r->kind != HSDR_CU_RUN_MATVEC) {
+        snprintf(err, errlen, "output of %s: only a matvec run has a y", kind_name(r));
+        return -1;
+    }
+    HSDR_CU(cudaMemcpy(y, r->y, sizeof(float) * (size_t)r->N * r->cols, cudaMemcpyDeviceToHost));
     return 0;
 fail:
     return -1;
@@ -139,62 +249,96 @@ extern "C" const char *hsdr_cu_describe(void)
     return text;
 }
 
-/* The plain streaming read: 16-byte loads, grid-stride; the XOR of everything read is stored only when it equals a
- * value it cannot have in practice, so the loads cannot be dropped. */
-__global__ void hsdr_cu_read_kernel(const uint4 *p, size_t n, unsigned *sink)
+extern "C" int hsdr_cu_read_create(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen)
 {
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = __ldcs(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    if (bytes < 16 || ncopies < 1) {
+        snprintf(err, errlen, "read run of %zu bytes in %d copies: need at least 16 bytes and one copy", bytes,
+                 ncopies);
+        return -1;
     }
-    if (acc == 0x9e3779b9u)
-        *sink = acc;
-}
-
-extern "C" int hsdr_cu_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen)
-{
-    enum { REPS = 30 };
-    const size_t stride = round256(bytes), n = bytes / 16;
-    const int copies = cold ? (int)(3 * hsdr_cu_l2_bytes() / bytes + 2) : 1;
-    uint8_t *buf = NULL;
-    unsigned *sink = NULL;
-    cudaEvent_t a = NULL, b = NULL;
-    float best[REPS];
-    int rc = -1, sms = 0, dev = 0;
+    int dev = 0, sms = 0;
+    hsdr_device_run *r = (hsdr_device_run *)calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    r->kind = HSDR_CU_RUN_READ;
+    r->ncopies = ncopies;
+    r->wbytes = bytes;
+    r->wstride = round256(bytes);
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(cudaMalloc((void **)&buf, stride * (size_t)copies));
-    HSDR_CU(cudaMalloc((void **)&sink, sizeof(unsigned)));
-    HSDR_CU(cudaMemset(buf, 1, stride * (size_t)copies));
-    HSDR_CU(cudaEventCreate(&a));
-    HSDR_CU(cudaEventCreate(&b));
-    for (int rep = -2; rep < REPS; rep++) { /* two warm-ups */
-        const uint4 *p = (const uint4 *)(buf + (size_t)((rep + 2) % copies) * stride);
-        HSDR_CU(cudaEventRecord(a));
-        hsdr_cu_read_kernel<<<sms * 8, 512>>>(p, n, sink);
-        HSDR_CU(cudaEventRecord(b));
-        HSDR_CU(cudaEventSynchronize(b));
-        HSDR_CU(cudaGetLastError());
-        if (rep >= 0)
-            HSDR_CU(cudaEventElapsedTime(&best[rep], a, b));
-    }
-    /* the median launch */
-    for (int i = 1; i < REPS; i++)
-        for (int j = i; j > 0 && best[j] < best[j - 1]; j--) {
-            float t = best[j];
-            best[j] = best[j - 1], best[j - 1] = t;
-        }
-    *bytes_per_s = (double)(n * 16) / (best[REPS / 2] * 1e-3);
-    rc = 0;
+    r->shape.ctas = (unsigned)sms * 8, r->shape.threads = 512;
+    HSDR_CU(cudaMalloc((void **)&r->wblock, r->wstride * (size_t)ncopies));
+    HSDR_CU(cudaMalloc((void **)&r->sink, sizeof(unsigned)));
+    HSDR_CU(cudaMemset(r->wblock, 1, r->wstride * (size_t)ncopies));
+    HSDR_CU(cudaEventCreate(&r->start));
+    HSDR_CU(cudaEventCreate(&r->stop));
+    HSDR_CU(cudaDeviceSynchronize());
+    *run = r;
+    return 0;
 fail:
-    cudaFree(buf);
-    cudaFree(sink);
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
-    return rc;
+    hsdr_cu_destroy(r);
+    return -1;
+}
+
+extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err,
+                                    size_t errlen)
+{
+    if (n < 1) {
+        snprintf(err, errlen, "token of %d runs: need at least one", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (!runs[i] || runs[i]->kind != HSDR_CU_RUN_MATVEC) {
+            snprintf(err, errlen, "token: runs[%d] is %s; a token captures matvec runs only", i,
+                     runs[i] ? kind_name(runs[i]) : "NULL");
+            return -1;
+        }
+    cudaError_t launched = cudaSuccess, ended;
+    int failed = -1;
+    hsdr_device_run *r = (hsdr_device_run *)calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    r->kind = HSDR_CU_RUN_TOKEN;
+    r->ncopies = 1;
+    HSDR_CU(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
+    HSDR_CU(cudaEventCreate(&r->start));
+    HSDR_CU(cudaEventCreate(&r->stop));
+    HSDR_CU(cudaStreamBeginCapture(r->stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n && launched == cudaSuccess; i++) {
+        const cudaStream_t own = runs[i]->stream;
+        runs[i]->stream = r->stream; /* the run's launches go into the capture, on its copy 0 */
+        launched = runs[i]->k->launch(runs[i], runs[i]->wblock, -1, 0, 0);
+        runs[i]->stream = own;
+        if (launched != cudaSuccess)
+            failed = i;
+    }
+    ended = cudaStreamEndCapture(r->stream, &r->graph); /* ends the capture also after a failed launch */
+    if (launched != cudaSuccess) {
+        snprintf(err, errlen, "token: capturing the launches of runs[%d]: %s", failed, cudaGetErrorString(launched));
+        goto fail;
+    }
+    HSDR_CU(ended);
+    HSDR_CU(cudaGraphInstantiate(&r->exec, r->graph, 0));
+    HSDR_CU(cudaGraphUpload(r->exec, r->stream)); /* the first replay then finds the graph on the device */
+    HSDR_CU(cudaStreamSynchronize(r->stream));
+    *token = r;
+    return 0;
+fail:
+    hsdr_cu_destroy(r);
+    return -1;
+}
+
+int hsdr_cu_run_once(hsdr_device_run *r, unsigned skip, char *err, size_t errlen)
+{
+    double ns;
+    if (hsdr_cu_mark(r, 0, err, errlen) != 0 || hsdr_cu_enqueue(r, 0, -1, skip, 0, err, errlen) != 0 ||
+        hsdr_cu_mark(r, 1, err, errlen) != 0 || hsdr_cu_elapsed(r, &ns, err, errlen) != 0)
+        return -1;
+    return 0;
 }
 
 extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
@@ -204,14 +348,13 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
     if (hsdr_device_io_check(io, k->upload_codes != NULL, err, errlen) != 0)
         return -1;
     hsdr_exec e = {};
-    e.K = io->K, e.N = io->N, e.R = 1, e.flns_F = io->flns_F, e.flns_b = io->flns_b;
+    e.K = io->K, e.N = io->N, e.R = 1, e.cols = 1, e.flns_F = io->flns_F, e.flns_b = io->flns_b;
     hsdr_device_run *r = NULL;
-    double convert_ns, ns;
+    double convert_ns;
     size_t footprint;
     const size_t abytes = sizeof(int32_t) * (size_t)io->N * (io->K / 128) * 8;
     const size_t qgbytes = sizeof(int64_t) * (size_t)io->N * (io->K / 128);
     int rc = -1;
-    float *zeros = NULL;
     if (hsdr_cu_create(v, &e, io->weights, 1, &r, &convert_ns, &footprint, err, errlen) != 0)
         return -1;
     if ((v->outputs & HSDR_OUT_A) && io->A)
@@ -220,17 +363,11 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
         HSDR_CU(cudaMalloc((void **)&r->qg, qgbytes));
         HSDR_CU(cudaMalloc((void **)&r->qr, sizeof(int64_t) * (size_t)io->N));
     }
-    if (codes_only) {
-        /* x is not used once the codes are given; hsdr_cu_time still uploads K values */
-        zeros = (float *)calloc((size_t)io->K, sizeof(float));
-        if (!zeros) {
-            snprintf(err, errlen, "out of host memory");
-            goto fail;
-        }
-        HSDR_CU(k->upload_codes(r, io->codes, io->prescale_e));
-    }
-    if (hsdr_cu_time(r, codes_only ? zeros : io->x, 0, -1, codes_only ? 1u << HSDR_STAGE_ENCODE : 0, 0, &ns, err,
-                     errlen) != 0 ||
+    if (codes_only)
+        HSDR_CU(k->upload_codes(r, io->codes, io->prescale_e)); /* x stays unread: the launch skips the encode */
+    else if (hsdr_cu_set_input(r, io->x, err, errlen) != 0)
+        goto fail;
+    if (hsdr_cu_run_once(r, codes_only ? 1u << HSDR_STAGE_ENCODE : 0, err, errlen) != 0 ||
         hsdr_cu_output(r, io->y_f32, err, errlen) != 0)
         goto fail;
     if (r->A)
@@ -241,53 +378,6 @@ extern "C" int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char 
     }
     rc = 0;
 fail:
-    free(zeros);
     hsdr_cu_destroy(r);
-    return rc;
-}
-
-extern "C" int hsdr_cu_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
-{
-    cudaStream_t s = NULL;
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    cudaEvent_t a = NULL, b = NULL;
-    cudaError_t launched = cudaSuccess;
-    float ms = 0.0f;
-    int rc = -1;
-    HSDR_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    HSDR_CU(cudaEventCreate(&a));
-    HSDR_CU(cudaEventCreate(&b));
-    HSDR_CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < n && launched == cudaSuccess; i++) {
-        runs[i]->stream = s;
-        launched = runs[i]->k->launch(runs[i], runs[i]->wblock, -1, 0, 0);
-        runs[i]->stream = 0;
-    }
-    HSDR_CU(cudaStreamEndCapture(s, &graph)); /* ends the capture also after a failed launch */
-    HSDR_CU(launched);
-    HSDR_CU(cudaGraphInstantiate(&exec, graph, 0));
-    for (int rep = -2; rep < reps; rep++) { /* two warm-ups */
-        HSDR_CU(cudaEventRecord(a, s));
-        HSDR_CU(cudaGraphLaunch(exec, s));
-        HSDR_CU(cudaEventRecord(b, s));
-        HSDR_CU(cudaEventSynchronize(b));
-        HSDR_CU(cudaGetLastError());
-        HSDR_CU(cudaEventElapsedTime(&ms, a, b));
-        if (rep >= 0)
-            samples_ns[rep] = (double)ms * 1e6;
-    }
-    rc = 0;
-fail:
-    if (exec)
-        cudaGraphExecDestroy(exec);
-    if (graph)
-        cudaGraphDestroy(graph);
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
-    if (s)
-        cudaStreamDestroy(s);
     return rc;
 }

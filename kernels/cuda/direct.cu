@@ -201,27 +201,31 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
         y[row] = (float)ldexp(acc, e - 9); /* 2^e / 512 */
 }
 
-/* The start of every LNS8 launch: the constant tables (once), the stage masks, and the encode launches (none when
- * the encode is ablated or another stage runs alone; two when it is doubled). */
-static cudaError_t lns8_prologue(hsdr_device_run *r, unsigned all, int stage, unsigned *skip, unsigned *twice)
+/* The host side of every LNS8 run, once in create: the constant tables on the device before any launch. */
+static int lns8_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
-    const cudaError_t err = upload_constants();
-    if (err != cudaSuccess)
-        return err;
+    (void)r;
+    HSDR_CU(upload_constants());
+    return 0;
+fail:
+    return -1;
+}
+
+/* The start of every LNS8 launch: the stage masks, and the encode launches (none when the encode is ablated or
+ * another stage runs alone; two when it is doubled). */
+static void lns8_prologue(hsdr_device_run *r, unsigned all, int stage, unsigned *skip, unsigned *twice)
+{
     const unsigned enc = 1u << HSDR_STAGE_ENCODE;
     hsdr_cu_stage_alone(stage, all, skip, twice);
     for (int i = 0; i < hsdr_cu_reps(enc, *skip, *twice); i++)
         hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, (uint8_t *)r->act);
-    return cudaSuccess;
 }
 
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     uint8_t *codes = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    const cudaError_t err = lns8_prologue(r, enc | red, stage, &skip, &twice);
-    if (err != cudaSuccess)
-        return err;
+    lns8_prologue(r, enc | red, stage, &skip, &twice);
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_direct_rows<<<(r->N + WARPS_PER_CTA - 1) / WARPS_PER_CTA, 32 * WARPS_PER_CTA, 0, r->stream>>>(
             W, codes, r->K, r->N, r->y, r->A);
@@ -236,7 +240,7 @@ static cudaError_t upload_codes(hsdr_device_run *r, const uint8_t *codes, int e)
     return err;
 }
 
-static const hsdr_cu_kernels kernels = {act_bytes, launch, upload_codes};
+static const hsdr_cu_kernels kernels = {1, act_bytes, lns8_prepare, launch, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_ops = HSDR_CU_OPS(kernels);
 
 /* ==== cuda.direct_mma: the same A[8] as an int8 tensor-core product ====
@@ -502,9 +506,7 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
 {
     uint8_t *act = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
-    const cudaError_t err = lns8_prologue(r, enc | route | red, stage, &skip, &twice);
-    if (err != cudaSuccess)
-        return err;
+    lns8_prologue(r, enc | route | red, stage, &skip, &twice);
     const int G = r->K / 128;
     for (int i = 0; i < hsdr_cu_reps(route, skip, twice); i++)
         hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
@@ -515,9 +517,9 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
 }
 
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
-static const hsdr_cu_kernels mma_kernels = {mma_act_bytes, mma_launch<false>, upload_codes};
+static const hsdr_cu_kernels mma_kernels = {1, mma_act_bytes, lns8_prepare, mma_launch<false>, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
-static const hsdr_cu_kernels q1516_kernels = {mma_act_bytes, mma_launch<true>, upload_codes};
+static const hsdr_cu_kernels q1516_kernels = {1, mma_act_bytes, lns8_prepare, mma_launch<true>, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels);
 
 /* ==== cuda.stateset: ballot state sets, reused over R rows ====
@@ -640,15 +642,21 @@ __global__ void __launch_bounds__(32 * SS_WARPS)
             y[tile0 + r] = (float)ldexp(acc[ri], e - 9);
 }
 
+/* lns8_prepare, and R within what a tile keeps in registers (4 rows per warp). */
+static int ss_prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    if (r->R > 4 * SS_WARPS) {
+        snprintf(err, errlen, "cuda.stateset: R = %d; a tile keeps at most %d rows (4 per warp)", r->R, 4 * SS_WARPS);
+        return -1;
+    }
+    return lns8_prepare(r, err, errlen);
+}
+
 static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
-    if (r->R > 4 * SS_WARPS) /* a tile keeps at most 4 rows per warp in registers */
-        return cudaErrorInvalidConfiguration;
     uint8_t *codes = (uint8_t *)r->act;
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    const cudaError_t err = lns8_prologue(r, enc | red, stage, &skip, &twice);
-    if (err != cudaSuccess)
-        return err;
+    lns8_prologue(r, enc | red, stage, &skip, &twice);
     const int R = r->R < 1 ? 1 : r->R;
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_stateset_rows<<<(r->N + R - 1) / R, 32 * SS_WARPS, 0, r->stream>>>(W, codes, r->K, r->N, R, r->y,
@@ -656,5 +664,5 @@ static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, un
     return cudaGetLastError();
 }
 
-static const hsdr_cu_kernels ss_kernels = {act_bytes, ss_launch, upload_codes};
+static const hsdr_cu_kernels ss_kernels = {1, act_bytes, ss_prepare, ss_launch, upload_codes};
 extern "C" const hsdr_device_ops hsdr_cuda_stateset_ops = HSDR_CU_OPS(ss_kernels);

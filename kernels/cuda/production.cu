@@ -157,24 +157,29 @@ __global__ void __launch_bounds__(32 * WARPS_PER_CTA)
     }
 }
 
-/* Launch shape: the mat-vec at most 8 CTAs per SM, walking the row groups. */
-static unsigned row_ctas(int N)
-{
-    static int sms;
-    if (!sms) {
-        int dev = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) !=
-                                                      cudaSuccess)
-            sms = 132;
-    }
-    const long groups = (N + ROWS_PER_CTA - 1) / ROWS_PER_CTA, cap = 8L * sms;
-    return (unsigned)(groups < cap ? groups : cap);
-}
-
 /* The Q8_1 blocks, then the exact int sum of each block's 32 values. */
 static size_t act_bytes(int K)
 {
     return (sizeof(hsdr_cu_q8_1) + sizeof(int)) * (size_t)(K / 32);
+}
+
+/* Everything the launch needs from the host, once per run (create): the mat-vec at most 8 CTAs per SM, walking the
+ * row groups, and its shared memory allowed where it exceeds the default dynamic limit (K > 37000). */
+static int prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    const long groups = (r->N + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
+    const size_t smem = smem_bytes(r->K);
+    int dev = 0, sms = 0;
+    HSDR_CU(cudaGetDevice(&dev));
+    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (smem > 48 * 1024)
+        HSDR_CU(cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    r->shape.ctas = (unsigned)(groups < 8L * sms ? groups : 8L * sms);
+    r->shape.threads = 32 * WARPS_PER_CTA;
+    r->shape.smem = smem;
+    return 0;
+fail:
+    return -1;
 }
 
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
@@ -185,17 +190,12 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_quantize_q8_1<<<hsdr_cu_quantize_ctas(r->K), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, q, qsum);
-    const size_t smem = smem_bytes(r->K);
-    if (smem > 48 * 1024) { /* beyond the default dynamic shared-memory limit (K > 37000) */
-        cudaError_t e = cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem);
-        if (e != cudaSuccess)
-            return e;
-    }
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
-        hsdr_cu_production_rows<<<row_ctas(r->N), 32 * WARPS_PER_CTA, smem, r->stream>>>(W, q, qsum, r->K, r->N, r->y);
+        hsdr_cu_production_rows<<<r->shape.ctas, r->shape.threads, r->shape.smem, r->stream>>>(W, q, qsum, r->K, r->N,
+                                                                                                r->y);
     return cudaGetLastError();
 }
 
-static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
+/* one column: the harness's cols axis is cuda.production_cols' */
+static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_ops = HSDR_CU_OPS(kernels);

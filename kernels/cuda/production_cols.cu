@@ -16,6 +16,10 @@
  *         halves with nothing to mask, and one byte permute packs the four g_n for dp4a (unsigned digits against
  *         signed activations). Every integer sum is exact; the -3 is applied once per 32-block, and so is the exact
  *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only.
+ * host    create works out the launch once (prepare: the kernel for the lanes and the column count, its shared
+ *         memory, the CTAs that fit); enqueue only launches the two kernels, so the harness's marks hold device work
+ *         alone. The run takes r->cols columns (1..8: the harness's cols axis); hsdr_cuda_production_cols checks
+ *         them through the same run.
  * (docs/perf-notes.md: versions 1..5, what each changed and measured.) */
 #include <stdlib.h>
 
@@ -229,68 +233,12 @@ static rows_kernel kernel_for(int lanes, int nc)
     return lanes == 8 ? kernel_for_cols<8>(nc) : lanes == 16 ? kernel_for_cols<16>(nc) : kernel_for_cols<32>(nc);
 }
 
-/* The activation buffer of nc columns: the Q8_1 blocks of every column, then their exact sums. */
-static size_t act_bytes_cols(int K, int nc)
-{
-    return (sizeof(hsdr_cu_q8_1) + sizeof(int)) * (size_t)(K / 32) * (size_t)nc;
-}
-
+/* One column's activation buffer: its Q8_1 blocks and their exact sums. A run of nc columns has nc of them, laid out
+ * as the Q8_1 blocks of every column, then the sums of every column. */
 static size_t act_bytes(int K)
 {
-    return act_bytes_cols(K, 1);
+    return (sizeof(hsdr_cu_q8_1) + sizeof(int)) * (size_t)(K / 32);
 }
-
-/* Enqueue the encode (encode_reps times) and the mat-vec (rows_reps times) of nc columns on stream s. The mat-vec's
- * launch shape is worked out first, so nothing on the host stands between the two launches. */
-static cudaError_t enqueue(cudaStream_t s, const uint8_t *W, const float *x, void *act, int K, int N, int nc, float *y,
-                           int encode_reps, int rows_reps)
-{
-    hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)act;
-    int *qsum = (int *)(q + (size_t)nc * (K / 32));
-    const int lanes = hsdr_cuda_cols_lanes(K, N), threads = cta_threads(nc);
-    const rows_kernel kern = kernel_for(lanes, nc);
-    const size_t smem = col_bytes(K) * (size_t)nc;
-    int dev = 0, sms = 0, per_sm = 0, smem_max = 0;
-    cudaError_t e;
-    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess)
-        return e;
-    if (smem > (size_t)smem_max)
-        return cudaErrorInvalidValue; /* K x columns too large to stage (hsdr_cuda_production_cols says so first) */
-    if ((e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem)) != cudaSuccess)
-        return e;
-    const long items = (N + 32 / lanes - 1) / (32 / lanes), fit = (long)sms * (per_sm > 0 ? per_sm : 1);
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(items < fit ? items : fit));
-    cfg.blockDim = dim3((unsigned)threads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    for (int i = 0; i < encode_reps; i++)
-        hsdr_cu_quantize_q8_1<<<dim3(hsdr_cu_quantize_ctas(K), nc), HSDR_CU_QUANTIZE_THREADS, 0, s>>>(x, K, q, qsum);
-    if ((e = cudaGetLastError()) != cudaSuccess)
-        return e;
-    for (int i = 0; i < rows_reps && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, kern, W, (const hsdr_cu_q8_1 *)q, (const int *)qsum, K, N, y);
-    return e;
-}
-
-static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
-{
-    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
-    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
-    return enqueue(r->stream, W, r->x, r->act, r->K, r->N, 1, r->y, hsdr_cu_reps(enc, skip, twice),
-                   hsdr_cu_reps(red, skip, twice));
-}
-
-static const hsdr_cu_kernels kernels = {act_bytes, launch, NULL};
-extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
 
 /* 0 when the kernel takes ncols columns of K x N on this device, else -1 with the reason. */
 extern "C" int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
@@ -313,93 +261,84 @@ fail:
     return rc;
 }
 
-/* The device buffers of one column launch: `copies` copies of the weights `stride` bytes apart (stride at least the
- * weights' bytes), the ncols columns of X and Y, the encoded activations. */
-struct cols_buffers {
-    uint8_t *w;
-    float *x, *y;
-    void *act;
-};
-
-static int cols_alloc(cols_buffers *b, const uint8_t *W, const float *X, int K, int N, int ncols, int copies,
-                      size_t stride, char *err, size_t errlen)
+/* Everything the launch needs from the host, once per run (create), so that the launch path only launches: the
+ * case checked against this device (hsdr_cuda_production_cols_supported's message), the mat-vec kernel for the
+ * row's lanes and r->cols, its shared memory allowed, and as many CTAs as fit on the device at once. */
+static int prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
-    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK;
-    *b = cols_buffers{};
-    HSDR_CU(cudaMalloc((void **)&b->w, stride * (size_t)copies));
-    HSDR_CU(cudaMalloc((void **)&b->x, sizeof(float) * (size_t)K * ncols));
-    HSDR_CU(cudaMalloc((void **)&b->y, sizeof(float) * (size_t)N * ncols));
-    HSDR_CU(cudaMalloc(&b->act, act_bytes_cols(K, ncols)));
-    for (int c = 0; c < copies; c++)
-        HSDR_CU(cudaMemcpy(b->w + (size_t)c * stride, W, wbytes, cudaMemcpyHostToDevice));
-    HSDR_CU(cudaMemcpy(b->x, X, sizeof(float) * (size_t)K * ncols, cudaMemcpyHostToDevice));
+    if (hsdr_cuda_production_cols_supported(r->K, r->N, r->cols, err, errlen) != 0)
+        return -1;
+    const int nc = r->cols, threads = cta_threads(nc), lanes = hsdr_cuda_cols_lanes(r->K, r->N);
+    const rows_kernel kern = kernel_for(lanes, nc);
+    const size_t smem = col_bytes(r->K) * (size_t)nc;
+    const long items = (r->N + 32 / lanes - 1) / (32 / lanes);
+    int dev = 0, sms = 0, per_sm = 0;
+    long fit;
+    HSDR_CU(cudaGetDevice(&dev));
+    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    HSDR_CU(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem));
+    fit = (long)sms * (per_sm > 0 ? per_sm : 1);
+    r->shape.kernel = reinterpret_cast<void (*)(void)>(kern);
+    r->shape.ctas = (unsigned)(items < fit ? items : fit);
+    r->shape.threads = (unsigned)threads;
+    r->shape.smem = smem;
     return 0;
 fail:
     return -1;
 }
 
-static void cols_free(cols_buffers *b)
+/* The encode of r->cols columns, then the mat-vec released early by it (programmatic dependent launch), in the
+ * shape prepare worked out. */
+static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
-    cudaFree(b->w);
-    cudaFree(b->x);
-    cudaFree(b->y);
-    cudaFree(b->act);
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
+    const int K = r->K, nc = r->cols;
+    hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
+    int *qsum = (int *)(q + (size_t)nc * (K / 32));
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(r->shape.ctas);
+    cfg.blockDim = dim3(r->shape.threads);
+    cfg.dynamicSmemBytes = r->shape.smem;
+    cfg.stream = r->stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
+        hsdr_cu_quantize_q8_1<<<dim3(hsdr_cu_quantize_ctas(K), nc), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(
+            r->x, K, q, qsum);
+    cudaError_t e = cudaGetLastError();
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, reinterpret_cast<rows_kernel>(r->shape.kernel), W, (const hsdr_cu_q8_1 *)q,
+                               (const int *)qsum, K, r->N, r->y);
+    return e;
 }
 
+static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL};
+extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
+
+/* The checking function of the cols axis: the run the harness times (create, set_input, one sample, output), with y
+ * poisoned (NaN) first so that an element the kernel leaves unwritten cannot pass. */
 extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
                                          char *err, size_t errlen)
 {
-    cols_buffers b;
+    hsdr_exec e = {};
+    e.K = K, e.N = N, e.R = 1, e.cols = ncols;
+    hsdr_device_run *r = NULL;
     int rc = -1;
-    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0)
+    /* supported() first: its message for any size it refuses, as the callers (tests, hsdr columns) expect */
+    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0 ||
+        hsdr_cu_open(&kernels, "cuda.production_cols", &e, W, 1, &r, err, errlen) != 0)
         return -1;
-    if (cols_alloc(&b, W, X, K, N, ncols, 1, (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, err, errlen) != 0)
+    HSDR_CU(cudaMemset(r->y, 0xff, sizeof(float) * (size_t)N * ncols));
+    if (hsdr_cu_set_input(r, X, err, errlen) != 0 || hsdr_cu_run_once(r, 0, err, errlen) != 0 ||
+        hsdr_cu_output(r, Y, err, errlen) != 0)
         goto fail;
-    HSDR_CU(cudaMemset(b.y, 0xff, sizeof(float) * (size_t)N * ncols)); /* poison: NaN where nothing is written */
-    HSDR_CU(enqueue(0, b.w, b.x, b.act, K, N, ncols, b.y, 1, 1));
-    HSDR_CU(cudaDeviceSynchronize());
-    HSDR_CU(cudaMemcpy(Y, b.y, sizeof(float) * (size_t)N * ncols, cudaMemcpyDeviceToHost));
     rc = 0;
 fail:
-    cols_free(&b);
-    return rc;
-}
-
-extern "C" int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold,
-                                              int reps, double *samples_ns, char *err, size_t errlen)
-{
-    cols_buffers b;
-    cudaEvent_t a = NULL, e = NULL;
-    int rc = -1;
-    const size_t wbytes = (size_t)N * (K / 128) * HSDR_PTQ1_0_BLOCK, stride = (wbytes + 255) / 256 * 256;
-    /* cold: rotate over weight copies filling more than 3x the L2, so no launch finds its weights there */
-    const int copies = cold ? (int)(3 * hsdr_cu_l2_bytes() / wbytes + 2) : 1;
-    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0)
-        return -1;
-    if (reps < 1) {
-        snprintf(err, errlen, "reps = %d: need at least one", reps);
-        return -1;
-    }
-    if (cols_alloc(&b, W, X, K, N, ncols, copies, stride, err, errlen) != 0)
-        goto fail;
-    HSDR_CU(cudaEventCreate(&a));
-    HSDR_CU(cudaEventCreate(&e));
-    for (int rep = -2; rep < reps; rep++) { /* two warm-ups */
-        float ms = 0.0f;
-        HSDR_CU(cudaEventRecord(a));
-        HSDR_CU(enqueue(0, b.w + (size_t)((rep + 2) % copies) * stride, b.x, b.act, K, N, ncols, b.y, 1, 1));
-        HSDR_CU(cudaEventRecord(e));
-        HSDR_CU(cudaEventSynchronize(e));
-        HSDR_CU(cudaEventElapsedTime(&ms, a, e));
-        if (rep >= 0)
-            samples_ns[rep] = (double)ms * 1e6;
-    }
-    rc = 0;
-fail:
-    cols_free(&b);
-    if (a)
-        cudaEventDestroy(a);
-    if (e)
-        cudaEventDestroy(e);
+    hsdr_cu_destroy(r);
     return rc;
 }

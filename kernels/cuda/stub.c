@@ -33,14 +33,6 @@ int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size
     return -1;
 }
 
-int hsdr_cuda_production_cols_time(const uint8_t *W, const float *X, int K, int N, int ncols, int cold, int reps,
-                                   double *samples_ns, char *err, size_t errlen)
-{
-    (void)W, (void)X, (void)K, (void)N, (void)ncols, (void)cold, (void)reps, (void)samples_ns;
-    snprintf(err, errlen, "%s", reason);
-    return -1;
-}
-
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
 const hsdr_device_ops hsdr_cuda_production_cols_ops = {0};

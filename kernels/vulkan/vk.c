@@ -1,7 +1,8 @@
-/* The Vulkan host (kernels/vulkan/vulkan.h): one device context (instance, device, compute queue, command buffer,
- * timestamp queries), storage buffers, one compute pipeline per run with specialization constants, the device ops of
- * kernel.h, the checking interface, the streaming-read ceiling and a whole token in one command buffer. Every Vulkan
- * call is checked; a failure names the call and its VkResult. */
+/* The Vulkan host (kernels/vulkan/vk.h): one device context (instance, device, compute queue, a command buffer for
+ * uploads), storage buffers, one compute pipeline per run with specialization constants, the device ops of kernel.h
+ * (each run records its samples into its own command buffer between two timestamps; the harness owns every
+ * repetition), the checking interface through those same ops, the streaming-read run and a whole-token run. Every
+ * Vulkan call is checked; a failure names the call and its VkResult. */
 #include "vk.h"
 
 #include <ctype.h>
@@ -37,13 +38,14 @@ enum { FLAG_A = 1, FLAG_Q = 2 };
     } while (0)
 
 /* ---- host allocations of the objects a run creates ----
- * Every buffer, memory object, shader module, pipeline and descriptor pool is created and destroyed with OBJ_ALLOC,
- * which counts the driver's host allocations still live. Vulkan frees every allocation made through an object's
- * allocator when the object is destroyed, so a run that leaves the count above where it started has left an object
- * undestroyed; the checking interface and the read ceiling refuse that with an error. (Memcheck and LeakSanitizer
- * cannot tell: such an allocation is made inside the driver, whose own leaks they are told to skip.) A driver may
- * also allocate from its device's allocator instead: lavapipe does for pipelines, so there a forgotten pipeline goes
- * unseen; a forgotten buffer, memory object, shader module or descriptor pool fails every check. */
+ * Every buffer, memory object, shader module, pipeline, descriptor pool and each run's command pool, fence and query
+ * pool is created and destroyed with OBJ_ALLOC, which counts the driver's host allocations still live. Vulkan frees
+ * every allocation made through an object's allocator when the object is destroyed, so a run that leaves the count
+ * above where it started has left an object undestroyed; the checking interface (after its run) and read_create
+ * (after building and destroying the read run once) refuse that with an error. (Memcheck and LeakSanitizer cannot
+ * tell: such an allocation is made inside the driver, whose own leaks they are told to skip.) A driver may also
+ * allocate from its device's allocator instead: lavapipe does for pipelines, so there a forgotten pipeline goes
+ * unseen; a forgotten buffer, memory object, shader module, descriptor pool or command pool fails every check. */
 
 typedef struct {
     void *raw;   /* what malloc returned */
@@ -58,7 +60,9 @@ static void *VKAPI_PTR obj_alloc(void *user, size_t size, size_t align, VkSystem
     (void)user, (void)scope;
     if (align < sizeof(void *))
         align = sizeof(void *);
-    if (size == 0 || (align & (align - 1)) || size > SIZE_MAX - align - sizeof(alloc_head))
+    /* size 0 is served (a block of its own): lavapipe asks for it while recording a barrier into a command buffer of
+     * a pool made with these callbacks */
+    if ((align & (align - 1)) || size > SIZE_MAX - align - sizeof(alloc_head))
         return NULL;
     char *raw = malloc(size + align + sizeof(alloc_head));
     if (!raw)
@@ -137,8 +141,7 @@ static struct {
     uint32_t family;
     VkCommandPool pool;
     VkCommandBuffer cmd;
-    VkFence fence;
-    VkQueryPool queries;
+    VkFence fence;               /* cmd and fence: uploads, read-backs and poison, never a timed sample */
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
     VkPhysicalDeviceProperties props;
@@ -329,9 +332,6 @@ static void ctx_init(void)
     VK(vkAllocateCommandBuffers(ctx.dev, &cai, &ctx.cmd));
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VK(vkCreateFence(ctx.dev, &fci, NULL, &ctx.fence));
-    VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                 .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
-    VK(vkCreateQueryPool(ctx.dev, &qpi, NULL, &ctx.queries));
     /* one descriptor set layout and pipeline layout for every shader: 7 storage buffers, 28 bytes of push constants */
     VkDescriptorSetLayoutBinding binds[N_BINDINGS];
     for (int i = 0; i < N_BINDINGS; i++)
@@ -443,12 +443,12 @@ fail:
     return -1;
 }
 
-static int begin(char *err, size_t errlen)
+static int begin(VkCommandBuffer cmd, char *err, size_t errlen)
 {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    VK(vkResetCommandBuffer(ctx.cmd, 0));
-    VK(vkBeginCommandBuffer(ctx.cmd, &bi));
+    VK(vkResetCommandBuffer(cmd, 0));
+    VK(vkBeginCommandBuffer(cmd, &bi));
     return 0;
 fail:
     return -1;
@@ -472,7 +472,7 @@ static int buf_copy(vkbuf *b, VkDeviceSize off, void *host, size_t n, int to_dev
     if (to_device)
         memcpy(st.map, host, n);
     int rc = -1;
-    if (begin(err, errlen) != 0)
+    if (begin(ctx.cmd, err, errlen) != 0)
         goto out;
     VkBufferCopy region = {.srcOffset = to_device ? 0 : off, .dstOffset = to_device ? off : 0, .size = n};
     vkCmdCopyBuffer(ctx.cmd, to_device ? st.buf : b->buf, to_device ? b->buf : st.buf, 1, &region);
@@ -525,6 +525,7 @@ fail:
 /* ---- the variants' shaders and launch shapes ---- */
 
 typedef struct {
+    const char *name; /* for messages */
     const uint32_t *spv;
     size_t spv_bytes;
     int lns8;      /* activations: LNS8 codes (else Q8_0 values + scales) */
@@ -560,32 +561,95 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
     *rpw = R > 0 ? (uint32_t)R : 1u;
 }
 
-static const vk_kernel k_production = {hsdr_spv_production, sizeof hsdr_spv_production, 0, 0, production_shape};
-static const vk_kernel k_direct = {hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A, row_per_subgroup_shape};
-static const vk_kernel k_q1516 = {hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q, row_per_subgroup_shape};
-static const vk_kernel k_stateset = {hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A, stateset_shape};
+static const vk_kernel k_production = {"production", hsdr_spv_production, sizeof hsdr_spv_production, 0, 0,
+                                       production_shape};
+static const vk_kernel k_direct = {"direct", hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A,
+                                   row_per_subgroup_shape};
+static const vk_kernel k_q1516 = {"q1516", hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q,
+                                  row_per_subgroup_shape};
+static const vk_kernel k_stateset = {"stateset", hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A,
+                                     stateset_shape};
 
 /* ---- the device ops ---- */
 
+/* A run's own clock: a command pool with one command buffer, a fence and two timestamp queries. A sample is
+ * mark(0) (begin, reset the queries, top-of-pipe timestamp), the recorded launches, mark(1) (bottom-of-pipe timestamp,
+ * end, submit) and elapsed() (wait, read the timestamps). Each run has its own, so uploads (ctx.cmd) and other runs
+ * never reset a buffer that is being recorded or is in flight; its objects count in the allocation check. */
+typedef enum { CLOCK_IDLE, CLOCK_OPEN, CLOCK_PENDING } clock_state;
+typedef struct {
+    VkCommandPool pool;
+    VkCommandBuffer cmd; /* freed with pool */
+    VkFence fence;
+    VkQueryPool queries;
+    clock_state state;   /* OPEN: between the marks; PENDING: submitted, elapsed() not yet called */
+    int launches;        /* recorded since mark(0): each after the first waits for the one before */
+} vkclock;
+
+typedef enum { RUN_MATVEC, RUN_READ, RUN_TOKEN } run_kind;
+
 struct hsdr_device_run {
-    const vk_kernel *k;
+    run_kind kind;
+    vkclock clock;
+    const vk_kernel *k;             /* RUN_MATVEC */
     int K, N, R, G, e;
-    int ncopies;
-    vkbuf *w;                    /* ncopies weight copies */
-    vkbuf act, scale, y, A, qg, qr;
-    unsigned flags;              /* outputs written (FLAG_A, FLAG_Q) */
+    int ncopies;                    /* RUN_TOKEN: 1 */
+    vkbuf *w;                       /* ncopies weight copies (RUN_READ: the buffers it reads) */
+    vkbuf act, scale, y, A, qg, qr; /* RUN_READ: y is the sink */
+    unsigned flags;                 /* outputs written (FLAG_A, FLAG_Q) */
     VkPipeline pipe;
     VkDescriptorPool dpool;
-    VkDescriptorSet *sets;       /* one per copy */
+    VkDescriptorSet *sets;          /* one per copy */
     uint32_t local, rpw;
+    uint32_t n16;                   /* RUN_READ: 16-byte words in a copy */
+    hsdr_device_run **runs;         /* RUN_TOKEN: the runs it launches (not owned: they outlive it), nruns of them */
+    int nruns;
 };
+
+static const char *run_name(const hsdr_device_run *r)
+{
+    return r->kind == RUN_READ ? "read" : r->kind == RUN_TOKEN ? "token" : r->k->name;
+}
+
+static void clock_free(vkclock *c)
+{
+    if (c->queries)
+        vkDestroyQueryPool(ctx.dev, c->queries, OBJ_ALLOC);
+    if (c->fence)
+        vkDestroyFence(ctx.dev, c->fence, OBJ_ALLOC);
+    if (c->pool)
+        vkDestroyCommandPool(ctx.dev, c->pool, OBJ_ALLOC);
+    memset(c, 0, sizeof *c);
+}
+
+/* On failure the caller's run_destroy frees what was made. */
+static int clock_create(vkclock *c, char *err, size_t errlen)
+{
+    VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                   .queueFamilyIndex = ctx.family};
+    VK(vkCreateCommandPool(ctx.dev, &cpi, OBJ_ALLOC, &c->pool));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = c->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    VK(vkAllocateCommandBuffers(ctx.dev, &cai, &c->cmd));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK(vkCreateFence(ctx.dev, &fci, OBJ_ALLOC, &c->fence));
+    VkQueryPoolCreateInfo qpi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    VK(vkCreateQueryPool(ctx.dev, &qpi, OBJ_ALLOC, &c->queries));
+    c->state = CLOCK_IDLE;
+    return 0;
+fail:
+    return -1;
+}
 
 static void run_destroy(hsdr_device_run *r)
 {
     if (!r)
         return;
     if (ctx.dev)
-        vkDeviceWaitIdle(ctx.dev);
+        vkDeviceWaitIdle(ctx.dev); /* a sample still in flight, or uploads */
+    clock_free(&r->clock);
     for (int i = 0; r->w && i < r->ncopies; i++)
         buf_free(&r->w[i]);
     free(r->w);
@@ -600,24 +664,68 @@ static void run_destroy(hsdr_device_run *r)
     if (r->dpool)
         vkDestroyDescriptorPool(ctx.dev, r->dpool, OBJ_ALLOC);
     free(r->sets);
+    free(r->runs);
     free(r);
 }
 
-static void vk_destroy(hsdr_device_run *r)
+/* The descriptor pool and one set per copy: binding B_W the copy, the others the run's buffers, or every one of them
+ * `sink` when given (the read run's shader touches only B_W and the sink at B_Y). */
+static int sets_create(hsdr_device_run *r, const vkbuf *sink, char *err, size_t errlen)
 {
-    run_destroy(r);
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = (uint32_t)(N_BINDINGS * r->ncopies)};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = (uint32_t)r->ncopies, .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &r->dpool));
+    for (int c = 0; c < r->ncopies; c++) {
+        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                           .descriptorPool = r->dpool, .descriptorSetCount = 1,
+                                           .pSetLayouts = &ctx.set_layout};
+        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &r->sets[c]));
+        const vkbuf *bufs[N_BINDINGS] = {&r->w[c], &r->act, &r->scale, &r->y, &r->A, &r->qg, &r->qr};
+        VkDescriptorBufferInfo info[N_BINDINGS];
+        VkWriteDescriptorSet wr[N_BINDINGS];
+        for (int i = 0; i < N_BINDINGS; i++) {
+            const vkbuf *b = sink && i != B_W ? sink : bufs[i];
+            info[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = r->sets[c],
+                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &info[i]};
+        }
+        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    }
+    return 0;
+fail:
+    return -1;
 }
 
-/* The run's buffers, pipeline and one descriptor set per weight copy; outs: the optional outputs to allocate. */
-static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W, int ncopies, unsigned outs,
-                      hsdr_device_run **out, char *err, size_t errlen)
+/* A run with its clock and room for ncopies copies and their sets. */
+static hsdr_device_run *run_alloc(run_kind kind, int ncopies, char *err, size_t errlen)
 {
     hsdr_device_run *r = calloc(1, sizeof *r);
     if (!r || !(r->w = calloc((size_t)ncopies, sizeof *r->w)) || !(r->sets = calloc((size_t)ncopies, sizeof *r->sets))) {
         snprintf(err, errlen, "out of host memory");
-        goto fail;
+        run_destroy(r);
+        return NULL;
     }
-    r->k = k, r->K = K, r->N = N, r->R = R, r->G = K / 128, r->ncopies = ncopies, r->flags = outs & k->outs;
+    r->kind = kind, r->ncopies = ncopies;
+    if (clock_create(&r->clock, err, errlen) != 0) {
+        run_destroy(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The mat-vec run's buffers, pipeline (its launch shape) and one descriptor set per weight copy; outs: the optional
+ * outputs to allocate. */
+static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W, int ncopies, unsigned outs,
+                      hsdr_device_run **out, char *err, size_t errlen)
+{
+    hsdr_device_run *r = run_alloc(RUN_MATVEC, ncopies, err, errlen);
+    if (!r)
+        return -1;
+    r->k = k, r->K = K, r->N = N, r->R = R, r->G = K / 128, r->flags = outs & k->outs;
     const size_t wbytes = (size_t)N * r->G * BLOCK_BYTES;
     for (int c = 0; c < ncopies; c++)
         if (buf_create(&r->w[c], wbytes, 0, err, errlen) != 0 ||
@@ -631,30 +739,9 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
         buf_create(&r->qr, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N : 16, 0, err, errlen) != 0)
         goto fail;
     k->shape(K, N, R, &r->local, &r->rpw);
-    if (!(r->pipe = pipeline_create(k->spv, k->spv_bytes, r->local, r->rpw, (uint32_t)r->G, err, errlen)))
+    if (!(r->pipe = pipeline_create(k->spv, k->spv_bytes, r->local, r->rpw, (uint32_t)r->G, err, errlen)) ||
+        sets_create(r, NULL, err, errlen) != 0)
         goto fail;
-    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .descriptorCount = (uint32_t)(N_BINDINGS * ncopies)};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                      .maxSets = (uint32_t)ncopies, .poolSizeCount = 1, .pPoolSizes = &ps};
-    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &r->dpool));
-    for (int c = 0; c < ncopies; c++) {
-        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                           .descriptorPool = r->dpool, .descriptorSetCount = 1,
-                                           .pSetLayouts = &ctx.set_layout};
-        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &r->sets[c]));
-        const vkbuf *bufs[N_BINDINGS] = {&r->w[c], &r->act, &r->scale, &r->y, &r->A, &r->qg, &r->qr};
-        VkDescriptorBufferInfo info[N_BINDINGS];
-        VkWriteDescriptorSet wr[N_BINDINGS];
-        for (int i = 0; i < N_BINDINGS; i++) {
-            info[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = r->sets[c],
-                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &info[i]};
-        }
-        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
-    }
     *out = r;
     return 0;
 fail:
@@ -668,6 +755,15 @@ static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
     const char *why = hsdr_vulkan_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    if (e->cols != 1) {
+        snprintf(err, errlen, "%s: %d activation columns asked for; the Vulkan kernels take exactly one", v->name,
+                 e->cols);
+        return -1;
+    }
+    if (ncopies < 1) {
+        snprintf(err, errlen, "%s: %d weight copies asked for; at least one is needed", v->name, ncopies);
         return -1;
     }
     pthread_mutex_lock(&ctx_lock);
@@ -698,26 +794,176 @@ static int upload_act(hsdr_device_run *r, const float *x, const uint8_t *codes, 
     return rc;
 }
 
-/* Record the dispatches of one full matvec of run r on weight copy `copy` into ctx.cmd (in chunks of at most the
- * device's workgroup count). */
-static void record(hsdr_device_run *r, int copy)
+/* A mat-vec run whose clock is idle: set_input and output must not touch buffers a recorded or submitted sample
+ * uses. */
+static int idle_matvec(const hsdr_device_run *r, const char *op, char *err, size_t errlen)
 {
-    vkCmdBindPipeline(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
-    vkCmdBindDescriptorSets(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
+    if (r->kind != RUN_MATVEC) {
+        snprintf(err, errlen, "%s on the Vulkan %s run: only a mat-vec run has activations and outputs", op,
+                 run_name(r));
+        return -1;
+    }
+    if (r->clock.state != CLOCK_IDLE) {
+        snprintf(err, errlen, "%s on the Vulkan %s run inside a sample (%s): call it before mark(run, 0) or after "
+                 "elapsed()", op, run_name(r), r->clock.state == CLOCK_OPEN ? "between the marks" : "in flight");
+        return -1;
+    }
+    return 0;
+}
+
+static int input_locked(hsdr_device_run *r, const float *x, const uint8_t *codes, int prescale_e, char *err,
+                        size_t errlen)
+{
+    if (idle_matvec(r, "set_input", err, errlen) != 0)
+        return -1;
+    return upload_act(r, x, codes, prescale_e, err, errlen);
+}
+
+static int vk_set_input(hsdr_device_run *r, const float *x, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&ctx_lock);
+    const int rc = input_locked(r, x, NULL, 0, err, errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+static void barrier(VkCommandBuffer cmd)
+{
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                         NULL, 0, NULL);
+}
+
+/* The dispatches of one full matvec of run r on weight copy `copy` (in chunks of at most the device's workgroup
+ * count). */
+static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy)
+{
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
     const uint32_t groups = ((uint32_t)r->N + r->rpw - 1) / r->rpw, cap = ctx.props.limits.maxComputeWorkGroupCount[0];
     for (uint32_t g0 = 0; g0 < groups; g0 += cap) {
         const uint32_t pc[7] = {(uint32_t)r->K, (uint32_t)r->N, (uint32_t)r->G, (uint32_t)r->e, r->flags,
                                 (uint32_t)r->R, g0 * r->rpw};
-        vkCmdPushConstants(ctx.cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
-        vkCmdDispatch(ctx.cmd, groups - g0 < cap ? groups - g0 : cap, 1, 1);
+        vkCmdPushConstants(cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        vkCmdDispatch(cmd, groups - g0 < cap ? groups - g0 : cap, 1, 1);
     }
 }
 
-/* The time between the two timestamps of ctx.queries, in ns. */
-static int elapsed_ns(double *ns, char *err, size_t errlen)
+enum { READ_LOCAL = 256, READ_GROUPS = 8 * 132 }; /* enough workgroups of 256 to fill a large GPU */
+
+/* The read run's one dispatch over copy `copy`. */
+static void record_read(VkCommandBuffer cmd, const hsdr_device_run *r, int copy)
 {
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
+    const uint32_t pc[7] = {r->n16, 0, 0, 0, 0, 0, 0};
+    vkCmdPushConstants(cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+    vkCmdDispatch(cmd, READ_GROUPS, 1, 1);
+}
+
+static int enqueue_locked(hsdr_device_run *r, int copy, int stage, char *err, size_t errlen)
+{
+    vkclock *c = &r->clock;
+    if (c->state != CLOCK_OPEN) {
+        snprintf(err, errlen, "enqueue on the Vulkan %s run outside a sample: mark(run, 0) first", run_name(r));
+        return -1;
+    }
+    if (copy < 0 || copy >= r->ncopies) {
+        snprintf(err, errlen, "enqueue on the Vulkan %s run: weight copy %d of %d", run_name(r), copy, r->ncopies);
+        return -1;
+    }
+    if (stage >= 0 && r->kind != RUN_MATVEC) {
+        snprintf(err, errlen, "enqueue on the Vulkan %s run: stage %s; it has only its full launch (stage -1)",
+                 run_name(r), hsdr_stage_name((hsdr_stage)stage));
+        return -1;
+    }
+    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) { /* the encode runs on the host; the dispatch is one stage */
+        snprintf(err, errlen, "stage %s has no separate Vulkan dispatch", hsdr_stage_name((hsdr_stage)stage));
+        return -1;
+    }
+    if (c->launches++ > 0)
+        barrier(c->cmd); /* consecutive launches of one sample may be dependent */
+    switch (r->kind) {
+    case RUN_MATVEC: record(c->cmd, r, copy); break;
+    case RUN_READ: record_read(c->cmd, r, copy); break;
+    case RUN_TOKEN:
+        for (int i = 0; i < r->nruns; i++) {
+            if (i)
+                barrier(c->cmd); /* a token's GEMVs are dependent */
+            record(c->cmd, r->runs[i], 0);
+        }
+        break;
+    }
+    return 0;
+}
+
+static int vk_enqueue(hsdr_device_run *r, int copy, int stage, unsigned skip, unsigned twice, char *err,
+                      size_t errlen)
+{
+    (void)skip, (void)twice; /* nothing is ablatable: the encode runs on the host; the dispatch is one stage */
+    pthread_mutex_lock(&ctx_lock);
+    const int rc = enqueue_locked(r, copy, stage, err, errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+/* mark 0: begin the run's command buffer, reset its queries, the top-of-pipe timestamp; mark 1: the bottom-of-pipe
+ * timestamp, end, submit with the run's fence (elapsed() waits for it). */
+static int mark_locked(hsdr_device_run *r, int end, char *err, size_t errlen)
+{
+    vkclock *c = &r->clock;
+    if (!end) {
+        if (c->state != CLOCK_IDLE) {
+            snprintf(err, errlen, "mark(run, 0) on the Vulkan %s run: %s", run_name(r),
+                     c->state == CLOCK_OPEN ? "its sample is already open (mark(run, 1) missing)"
+                                            : "its last sample is in flight (elapsed() missing)");
+            return -1;
+        }
+        if (begin(c->cmd, err, errlen) != 0)
+            return -1;
+        vkCmdResetQueryPool(c->cmd, c->queries, 0, 2);
+        vkCmdWriteTimestamp(c->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, c->queries, 0);
+        c->state = CLOCK_OPEN, c->launches = 0;
+        return 0;
+    }
+    if (c->state != CLOCK_OPEN) {
+        snprintf(err, errlen, "mark(run, 1) on the Vulkan %s run without mark(run, 0)", run_name(r));
+        return -1;
+    }
+    c->state = CLOCK_IDLE; /* until the submission succeeds: the next mark(run, 0) begins afresh */
+    vkCmdWriteTimestamp(c->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries, 1);
+    VK(vkEndCommandBuffer(c->cmd));
+    VK(vkResetFences(ctx.dev, 1, &c->fence));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->cmd};
+    VK(vkQueueSubmit(ctx.queue, 1, &si, c->fence));
+    c->state = CLOCK_PENDING;
+    return 0;
+fail:
+    return -1;
+}
+
+static int vk_mark(hsdr_device_run *r, int end, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&ctx_lock);
+    const int rc = mark_locked(r, end, err, errlen);
+    pthread_mutex_unlock(&ctx_lock);
+    return rc;
+}
+
+/* Wait for the submitted sample; *ns: the time between its two timestamps, masked to timestampValidBits. */
+static int elapsed_locked(hsdr_device_run *r, double *ns, char *err, size_t errlen)
+{
+    vkclock *c = &r->clock;
+    if (c->state != CLOCK_PENDING) {
+        snprintf(err, errlen, "elapsed() on the Vulkan %s run without a submitted sample (mark(run, 1) first)",
+                 run_name(r));
+        return -1;
+    }
+    c->state = CLOCK_IDLE;
+    VK(vkWaitForFences(ctx.dev, 1, &c->fence, VK_TRUE, UINT64_MAX)); /* a fault in the launches surfaces here */
     uint64_t t[2];
-    VK(vkGetQueryPoolResults(ctx.dev, ctx.queries, 0, 2, sizeof t, t, sizeof t[0],
+    VK(vkGetQueryPoolResults(ctx.dev, c->queries, 0, 2, sizeof t, t, sizeof t[0],
                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     const uint64_t mask = ctx.valid_bits >= 64 ? UINT64_MAX : ((uint64_t)1 << ctx.valid_bits) - 1;
     *ns = (double)((t[1] - t[0]) & mask) * (double)ctx.props.limits.timestampPeriod;
@@ -726,48 +972,10 @@ fail:
     return -1;
 }
 
-static void barrier(void)
+static int vk_elapsed(hsdr_device_run *r, double *ns, char *err, size_t errlen)
 {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    vkCmdPipelineBarrier(ctx.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                         0, NULL, 0, NULL);
-}
-
-/* Timestamps around the dispatches of runs[0..n) (a barrier between consecutive ones: a token's GEMVs are
- * dependent), submitted and waited for. */
-static int timed(hsdr_device_run **runs, int n, const int *copies, double *ns, char *err, size_t errlen)
-{
-    if (begin(err, errlen) != 0)
-        return -1;
-    vkCmdResetQueryPool(ctx.cmd, ctx.queries, 0, 2);
-    vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx.queries, 0);
-    for (int i = 0; i < n; i++) {
-        if (i)
-            barrier();
-        record(runs[i], copies ? copies[i] : 0);
-    }
-    vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx.queries, 1);
-    VK(vkEndCommandBuffer(ctx.cmd));
-    if (submit_wait(err, errlen) != 0)
-        return -1;
-    return elapsed_ns(ns, err, errlen);
-fail:
-    return -1;
-}
-
-static int vk_time(hsdr_device_run *r, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
-                   char *err, size_t errlen)
-{
-    (void)skip, (void)twice; /* nothing is ablatable: the encode runs on the host; the dispatch is one stage */
-    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) {
-        snprintf(err, errlen, "stage %s has no separate Vulkan dispatch", hsdr_stage_name((hsdr_stage)stage));
-        return -1;
-    }
     pthread_mutex_lock(&ctx_lock);
-    int rc = upload_act(r, x, NULL, 0, err, errlen);
-    if (rc == 0)
-        rc = timed(&r, 1, &copy, ns, err, errlen);
+    const int rc = elapsed_locked(r, ns, err, errlen);
     pthread_mutex_unlock(&ctx_lock);
     return rc;
 }
@@ -775,9 +983,18 @@ static int vk_time(hsdr_device_run *r, const float *x, int copy, int stage, unsi
 static int vk_output(hsdr_device_run *r, float *y, char *err, size_t errlen)
 {
     pthread_mutex_lock(&ctx_lock);
-    const int rc = buf_copy(&r->y, 0, y, sizeof(float) * (size_t)r->N, 0, err, errlen);
+    int rc = idle_matvec(r, "output", err, errlen);
+    if (rc == 0)
+        rc = buf_copy(&r->y, 0, y, sizeof(float) * (size_t)r->N, 0, err, errlen);
     pthread_mutex_unlock(&ctx_lock);
     return rc;
+}
+
+static void vk_destroy(hsdr_device_run *r)
+{
+    pthread_mutex_lock(&ctx_lock);
+    run_destroy(r);
+    pthread_mutex_unlock(&ctx_lock);
 }
 
 static size_t vk_l2_bytes(void)
@@ -793,118 +1010,94 @@ static const char *vk_describe(void)
     return hsdr_vulkan_unavailable() ? "Vulkan (unavailable)" : ctx.describe;
 }
 
-static int vk_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen)
+/* The read run: ncopies buffers of bytes/16 16-byte words (read.comp reads them; their contents do not matter), a
+ * 16-byte sink, the read pipeline and one descriptor set per copy. */
+static int read_build(size_t bytes, int ncopies, hsdr_device_run **out, char *err, size_t errlen)
 {
-    enum { REPS = 30 };
+    hsdr_device_run *r = run_alloc(RUN_READ, ncopies, err, errlen);
+    if (!r)
+        return -1;
+    r->n16 = (uint32_t)(bytes / 16);
+    for (int c = 0; c < ncopies; c++)
+        if (buf_create(&r->w[c], (VkDeviceSize)r->n16 * 16, 0, err, errlen) != 0)
+            goto fail;
+    if (buf_create(&r->y, 16, 0, err, errlen) != 0 ||
+        !(r->pipe = pipeline_create(hsdr_spv_read, sizeof hsdr_spv_read, READ_LOCAL, 1, 1, err, errlen)) ||
+        sets_create(r, &r->y, err, errlen) != 0)
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    run_destroy(r);
+    return -1;
+}
+
+static int vk_read_create(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen)
+{
     const char *why = hsdr_vulkan_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
     }
-    const size_t n16 = bytes / 16;
-    const int copies = cold ? (int)(3 * vk_l2_bytes() / (bytes ? bytes : 1) + 2) : 1;
-    double t[REPS];
-    int rc = -1;
+    if (bytes < 16 || bytes / 16 >= ((size_t)1 << 31) || ncopies < 1) { /* n16 < 2^31: the shader's index cannot wrap */
+        snprintf(err, errlen, "Vulkan read run over %d copies of %zu bytes: the read kernel takes 16 bytes to 32 GiB a "
+                 "copy, and at least one copy", ncopies, bytes);
+        return -1;
+    }
     pthread_mutex_lock(&ctx_lock);
+    /* The allocation check: destroy() cannot report an error, so the run is built and destroyed once here (nothing
+     * else is created meanwhile: the lock), and an object its destroy misses fails read_create; then the real one. */
     const size_t before = live_allocations();
-    vkbuf *src = calloc((size_t)copies, sizeof *src), sink = {0};
-    VkPipeline pipe = VK_NULL_HANDLE;
-    VkDescriptorPool dpool = VK_NULL_HANDLE;
-    VkDescriptorSet *sets = calloc((size_t)copies, sizeof *sets);
-    if (!src || !sets) {
-        snprintf(err, errlen, "out of host memory");
-        goto out;
+    hsdr_device_run *trial = NULL;
+    int rc = read_build(bytes, ncopies, &trial, err, errlen);
+    if (rc == 0) {
+        run_destroy(trial);
+        rc = check_destroyed(before, "the Vulkan read run", err, errlen);
     }
-    for (int c = 0; c < copies; c++)
-        if (buf_create(&src[c], n16 * 16, 0, err, errlen) != 0)
-            goto out;
-    if (buf_create(&sink, 16, 0, err, errlen) != 0 ||
-        !(pipe = pipeline_create(hsdr_spv_read, sizeof hsdr_spv_read, 256, 1, 1, err, errlen)))
-        goto out;
-    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .descriptorCount = (uint32_t)(N_BINDINGS * copies)};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                      .maxSets = (uint32_t)copies, .poolSizeCount = 1, .pPoolSizes = &ps};
-    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &dpool));
-    for (int c = 0; c < copies; c++) {
-        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                           .descriptorPool = dpool, .descriptorSetCount = 1,
-                                           .pSetLayouts = &ctx.set_layout};
-        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &sets[c]));
-        VkDescriptorBufferInfo info[N_BINDINGS];
-        VkWriteDescriptorSet wr[N_BINDINGS];
-        for (int i = 0; i < N_BINDINGS; i++) {
-            info[i] = (VkDescriptorBufferInfo){.buffer = i == B_W ? src[c].buf : sink.buf, .range = VK_WHOLE_SIZE};
-            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = sets[c],
-                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &info[i]};
-        }
-        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
-    }
-    for (int rep = -2; rep < REPS; rep++) { /* two warm-ups */
-        const int c = (rep + 2) % copies;
-        if (begin(err, errlen) != 0)
-            goto out;
-        vkCmdResetQueryPool(ctx.cmd, ctx.queries, 0, 2);
-        vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx.queries, 0);
-        vkCmdBindPipeline(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-        vkCmdBindDescriptorSets(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &sets[c], 0, NULL);
-        const uint32_t pc[7] = {(uint32_t)n16, 0, 0, 0, 0, 0, 0};
-        vkCmdPushConstants(ctx.cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
-        vkCmdDispatch(ctx.cmd, 8 * 132, 1, 1); /* enough workgroups of 256 to fill a large GPU */
-        vkCmdWriteTimestamp(ctx.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx.queries, 1);
-        VK(vkEndCommandBuffer(ctx.cmd));
-        double ns;
-        if (submit_wait(err, errlen) != 0 || elapsed_ns(&ns, err, errlen) != 0)
-            goto out;
-        if (rep >= 0)
-            t[rep] = ns;
-    }
-    for (int i = 1; i < REPS; i++) /* the median launch */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            const double s = t[j];
-            t[j] = t[j - 1], t[j - 1] = s;
-        }
-    *bytes_per_s = (double)(n16 * 16) / (t[REPS / 2] * 1e-9);
-    rc = 0;
-    goto out;
-fail:
-    rc = -1;
-out:
-    if (ctx.dev)
-        vkDeviceWaitIdle(ctx.dev);
-    for (int c = 0; src && c < copies; c++)
-        buf_free(&src[c]);
-    free(src);
-    free(sets);
-    buf_free(&sink);
-    if (pipe)
-        vkDestroyPipeline(ctx.dev, pipe, OBJ_ALLOC);
-    if (dpool)
-        vkDestroyDescriptorPool(ctx.dev, dpool, OBJ_ALLOC);
     if (rc == 0)
-        rc = check_destroyed(before, "the read-ceiling kernel", err, errlen);
+        rc = read_build(bytes, ncopies, run, err, errlen);
     pthread_mutex_unlock(&ctx_lock);
     return rc;
 }
 
-static int vk_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
+static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen)
 {
-    int rc = 0;
+    const char *why = hsdr_vulkan_unavailable();
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    if (!runs || n <= 0) {
+        snprintf(err, errlen, "Vulkan token of %d runs: it needs at least one", n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (!runs[i] || runs[i]->kind != RUN_MATVEC) {
+            snprintf(err, errlen, "Vulkan token: run %d is %s", i, runs[i] ? "not a mat-vec run" : "NULL");
+            return -1;
+        }
     pthread_mutex_lock(&ctx_lock);
-    for (int rep = -2; rep < reps && rc == 0; rep++) { /* two warm-ups */
-        double ns;
-        rc = timed(runs, n, NULL, &ns, err, errlen);
-        if (rc == 0 && rep >= 0)
-            samples_ns[rep] = ns;
+    int rc = -1;
+    hsdr_device_run *r = run_alloc(RUN_TOKEN, 1, err, errlen);
+    if (r && !(r->runs = malloc(sizeof *r->runs * (size_t)n))) {
+        snprintf(err, errlen, "out of host memory");
+        run_destroy(r);
+        r = NULL;
+    }
+    if (r) {
+        memcpy(r->runs, runs, sizeof *r->runs * (size_t)n);
+        r->nruns = n;
+        *token = r;
+        rc = 0;
     }
     pthread_mutex_unlock(&ctx_lock);
     return rc;
 }
 
 #define VK_OPS(kernel)                                                                                               \
-    {vk_create, vk_time, vk_output, vk_destroy, vk_l2_bytes, vk_read_bandwidth, vk_describe, vk_token, &(kernel)}
+    {.create = vk_create, .set_input = vk_set_input, .enqueue = vk_enqueue, .mark = vk_mark, .elapsed = vk_elapsed,   \
+     .output = vk_output, .destroy = vk_destroy, .l2_bytes = vk_l2_bytes, .describe = vk_describe,                    \
+     .read_create = vk_read_create, .token_create = vk_token_create, .impl = &(kernel)}
 const hsdr_device_ops hsdr_vulkan_production_ops = VK_OPS(k_production);
 const hsdr_device_ops hsdr_vulkan_direct_ops = VK_OPS(k_direct);
 const hsdr_device_ops hsdr_vulkan_stateset_ops = VK_OPS(k_stateset);
@@ -915,7 +1108,7 @@ const hsdr_device_ops hsdr_vulkan_q1516_ops = VK_OPS(k_q1516);
 /* Fill the run's outputs with all-ones bits (NaN floats, -1 integers), so that nothing unwritten can pass. */
 static int poison(hsdr_device_run *r, char *err, size_t errlen)
 {
-    if (begin(err, errlen) != 0)
+    if (begin(ctx.cmd, err, errlen) != 0)
         return -1;
     const vkbuf *outs[4] = {&r->y, &r->A, &r->qg, &r->qr};
     for (int i = 0; i < 4; i++)
@@ -926,6 +1119,7 @@ fail:
     return -1;
 }
 
+/* The timed path: the activations (x, or the codes of group vectors), poison, one sample of one launch, outputs. */
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     const char *why = hsdr_vulkan_unavailable();
@@ -943,11 +1137,11 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
     const size_t before = live_allocations();
     if (run_create(k, io->K, io->N, 1, io->weights, 1, outs, &r, err, errlen) != 0)
         goto out;
-    if (upload_act(r, io->x, io->codes, io->prescale_e, err, errlen) != 0) /* codes: group vectors */
-        goto out;
     double ns;
     const size_t G = (size_t)r->G, N = (size_t)io->N;
-    if (poison(r, err, errlen) != 0 || timed(&r, 1, NULL, &ns, err, errlen) != 0 ||
+    if (input_locked(r, io->x, io->codes, io->prescale_e, err, errlen) != 0 || poison(r, err, errlen) != 0 ||
+        mark_locked(r, 0, err, errlen) != 0 || enqueue_locked(r, 0, -1, err, errlen) != 0 ||
+        mark_locked(r, 1, err, errlen) != 0 || elapsed_locked(r, &ns, err, errlen) != 0 ||
         buf_copy(&r->y, 0, io->y_f32, sizeof(float) * N, 0, err, errlen) != 0 ||
         ((r->flags & FLAG_A) && buf_copy(&r->A, 0, io->A, sizeof(int32_t) * 8 * N * G, 0, err, errlen) != 0) ||
         ((r->flags & FLAG_Q) && (buf_copy(&r->qg, 0, io->q_group, sizeof(int64_t) * N * G, 0, err, errlen) != 0 ||

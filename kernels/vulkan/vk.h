@@ -18,8 +18,9 @@
  * timestamps on a compute queue; 64-bit integers are 32-bit word pairs, so shaderInt64 is not needed), else why not. */
 const char *hsdr_vulkan_unavailable(void);
 
-/* The checking interface of every Vulkan variant: its own timed path (encode and upload, the dispatches, outputs
- * back), so the code checked against the vectors is the code that is timed. */
+/* The checking interface of every Vulkan variant: its own timed path (the encode and upload of set_input, one sample
+ * of mark / enqueue / mark / elapsed, outputs back), so the code checked against the vectors is the code that is
+ * timed. */
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
 /* vulkan.production: PTQ1_0 x Q8_0, y bit-identical to the CPU production path (fused). */

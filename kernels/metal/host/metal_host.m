@@ -1,8 +1,8 @@
 /* The Apple Metal host (kernels/metal/metal.h, HSDR_METAL_HOST): one device context (the default GPU, a command queue,
  * the kernel library compiled at run time from the .metal sources in kernels/metal, one compute pipeline per kernel),
- * shared-storage buffers, the device ops of kernel.h, the checking interface, the streaming-read ceiling and a whole
- * token in one command buffer. The structure follows kernels/vulkan/vk.c; every Metal call is checked and a failure
- * names it.
+ * shared-storage buffers, the device ops of kernel.h (a sample is one command buffer from mark(0) to mark(1); the
+ * harness owns every repetition), the checking interface through those same ops, the streaming-read run and a
+ * whole-token run. The structure follows kernels/vulkan/vk.c; every Metal call is checked and a failure names it.
  *
  * NOT YET BUILT OR RUN: this file has not been compiled or run on Apple hardware in this repository's sessions (they
  * had no Mac and no Apple SDK); it was written against the Metal and Foundation headers of macOS 13+ and reviewed by
@@ -260,22 +260,47 @@ static id<MTLBuffer> buffer_new(size_t bytes, const char *what, char *err, size_
 
 /* ---- the device ops ---- */
 
+typedef enum { RUN_MATVEC, RUN_READ, RUN_TOKEN } run_kind;
+typedef enum { CLOCK_IDLE, CLOCK_OPEN, CLOCK_PENDING } clock_state;
+
+/* A sample is one command buffer with one compute encoder: mark(0) makes them, enqueue encodes dispatches into the
+ * encoder, mark(1) ends the encoding and commits, elapsed() waits and reads the GPU start and end times. */
 struct hsdr_device_run {
-    const hsdr_metal_kernel *k;
-    __strong id<MTLComputePipelineState> pipe;
-    __strong NSArray<id<MTLBuffer>> *w; /* ncopies weight copies */
-    __strong id<MTLBuffer> act, scale, y;
-    __strong id<MTLBuffer> A, qg, qr; /* nil unless flags asks for them */
+    run_kind kind;
+    const hsdr_metal_kernel *k;                 /* RUN_MATVEC */
+    __strong id<MTLComputePipelineState> pipe;  /* RUN_READ: g_read */
+    __strong NSArray<id<MTLBuffer>> *w;         /* ncopies weight copies (RUN_READ: the buffers it reads) */
+    __strong id<MTLBuffer> act, scale, y;       /* RUN_READ: y is the sink */
+    __strong id<MTLBuffer> A, qg, qr;           /* nil unless flags asks for them */
+    __strong id<MTLCommandBuffer> cb;           /* the sample's, from mark(0) to elapsed() */
+    __strong id<MTLComputeCommandEncoder> enc;  /* from mark(0) to mark(1) */
+    clock_state state;                          /* OPEN: between the marks; PENDING: committed, not yet waited for */
+    int launches;                               /* encoded since mark(0): each after the first waits for the last */
     int K, N, R, G, e;
-    int ncopies;
-    unsigned flags; /* outputs written (HSDR_METAL_FLAG_A, HSDR_METAL_FLAG_Q) */
+    int ncopies;                                /* RUN_TOKEN: 1 */
+    unsigned flags;                             /* outputs written (HSDR_METAL_FLAG_A, HSDR_METAL_FLAG_Q) */
+    uint32_t n16;                               /* RUN_READ: 16-byte words in a copy */
+    NSUInteger read_threads, read_groups;       /* RUN_READ: its launch shape */
+    hsdr_device_run **runs;                     /* RUN_TOKEN: the runs it launches (not owned: they outlive it) */
+    int nruns;
 };
+
+static const char *run_name(const hsdr_device_run *r)
+{
+    return r->kind == RUN_READ ? "hsdr_read" : r->kind == RUN_TOKEN ? "token" : r->k->function;
+}
 
 /* The run lives in calloc'd memory: ARC releases its objects only when the fields are cleared. */
 static void run_destroy(hsdr_device_run *r)
 {
     if (!r)
         return;
+    if (r->enc)
+        [r->enc endEncoding]; /* destroyed between the marks: an encoder must end before it is released */
+    if (r->cb && r->state == CLOCK_PENDING)
+        [r->cb waitUntilCompleted]; /* not freed under a sample in flight */
+    r->enc = nil;
+    r->cb = nil;
     r->pipe = nil;
     r->w = nil;
     r->act = nil;
@@ -284,6 +309,7 @@ static void run_destroy(hsdr_device_run *r)
     r->A = nil;
     r->qg = nil;
     r->qr = nil;
+    free(r->runs);
     free(r);
 }
 
@@ -309,7 +335,7 @@ static int run_fill(hsdr_device_run *r, const hsdr_metal_kernel *k, int K, int N
         snprintf(err, errlen, "R = %d: the Metal state-set kernel takes tiles of at most %u rows", R, HSDR_METAL_MAX_R);
         return -1;
     }
-    r->k = k, r->K = K, r->N = N, r->R = R > 0 ? R : 1, r->G = K / 128, r->ncopies = ncopies;
+    r->kind = RUN_MATVEC, r->k = k, r->K = K, r->N = N, r->R = R > 0 ? R : 1, r->G = K / 128, r->ncopies = ncopies;
     r->flags = outs & k->outs;
     if (!(r->pipe = pipeline_for(k))) {
         snprintf(err, errlen, "no Metal pipeline for kernel %s", k->function);
@@ -397,6 +423,18 @@ static void encode_run(id<MTLComputeCommandEncoder> enc, const hsdr_device_run *
         threadsPerThreadgroup:MTLSizeMake(threads, 1, 1)];
 }
 
+/* The read run's one dispatch over copy `copy`. */
+static void encode_read(id<MTLComputeCommandEncoder> enc, const hsdr_device_run *r, int copy)
+{
+    const uint32_t n = r->n16;
+    [enc setComputePipelineState:r->pipe];
+    [enc setBuffer:[r->w objectAtIndex:(NSUInteger)copy] offset:0 atIndex:0];
+    [enc setBuffer:r->y offset:0 atIndex:3];
+    [enc setBytes:&n length:sizeof n atIndex:7];
+    [enc dispatchThreadgroups:MTLSizeMake(r->read_groups, 1, 1)
+        threadsPerThreadgroup:MTLSizeMake(r->read_threads, 1, 1)];
+}
+
 static const char *status_name(MTLCommandBufferStatus st)
 {
     switch (st) {
@@ -431,30 +469,116 @@ static int finish(id<MTLCommandBuffer> cb, const char *what, double *ns, char *e
     return 0;
 }
 
-/* The dispatches of runs[0..n) in one command buffer and one compute encoder (a buffer barrier between consecutive
- * ones: a token's GEMVs are dependent), committed and waited for; *ns: its GPU time. */
-static int submit(hsdr_device_run *const *runs, int n, const int *copies, double *ns, char *err, size_t errlen)
+/* mark 0: a new command buffer and its compute encoder; mark 1: end the encoding, commit (elapsed() waits). */
+static int mark_locked(hsdr_device_run *r, int end, char *err, size_t errlen)
 {
-    id<MTLCommandBuffer> cb = [g_queue commandBuffer];
-    if (!cb) {
-        snprintf(err, errlen, "[MTLCommandQueue commandBuffer] returned nil");
+    if (!end) {
+        if (r->state != CLOCK_IDLE) {
+            snprintf(err, errlen, "mark(run, 0) on the Metal %s run: %s", run_name(r),
+                     r->state == CLOCK_OPEN ? "its sample is already open (mark(run, 1) missing)"
+                                            : "its last sample is in flight (elapsed() missing)");
+            return -1;
+        }
+        id<MTLCommandBuffer> cb = [g_queue commandBuffer];
+        if (!cb) {
+            snprintf(err, errlen, "[MTLCommandQueue commandBuffer] returned nil (Metal %s run)", run_name(r));
+            return -1;
+        }
+        cb.label = @"hsdr sample";
+        id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];
+        if (!enc) {
+            snprintf(err, errlen, "[MTLCommandBuffer computeCommandEncoder] returned nil (Metal %s run)", run_name(r));
+            return -1;
+        }
+        r->cb = cb;
+        r->enc = enc;
+        r->state = CLOCK_OPEN;
+        r->launches = 0;
+        return 0;
+    }
+    if (r->state != CLOCK_OPEN) {
+        snprintf(err, errlen, "mark(run, 1) on the Metal %s run without mark(run, 0)", run_name(r));
         return -1;
     }
-    cb.label = @"hsdr matvec";
-    id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];
-    if (!enc) {
-        snprintf(err, errlen, "[MTLCommandBuffer computeCommandEncoder] returned nil");
+    [r->enc endEncoding];
+    r->enc = nil;
+    [r->cb commit];
+    r->state = CLOCK_PENDING;
+    return 0;
+}
+
+static int enqueue_locked(hsdr_device_run *r, int copy, int stage, char *err, size_t errlen)
+{
+    if (r->state != CLOCK_OPEN) {
+        snprintf(err, errlen, "enqueue on the Metal %s run outside a sample: mark(run, 0) first", run_name(r));
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        if (i)
-            [enc memoryBarrierWithScope:MTLBarrierScopeBuffers];
-        encode_run(enc, runs[i], copies ? copies[i] : 0);
+    if (copy < 0 || copy >= r->ncopies) {
+        snprintf(err, errlen, "enqueue on the Metal %s run: weight copy %d of %d", run_name(r), copy, r->ncopies);
+        return -1;
     }
-    [enc endEncoding];
-    [cb commit];
+    if (stage >= 0 && r->kind != RUN_MATVEC) {
+        snprintf(err, errlen, "enqueue on the Metal %s run: stage %s; it has only its full launch (stage -1)",
+                 run_name(r), hsdr_stage_name((hsdr_stage)stage));
+        return -1;
+    }
+    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) { /* the encode runs on the host; the dispatch is one stage */
+        snprintf(err, errlen, "stage %s has no separate Metal dispatch", hsdr_stage_name((hsdr_stage)stage));
+        return -1;
+    }
+    if (r->launches++ > 0)
+        [r->enc memoryBarrierWithScope:MTLBarrierScopeBuffers]; /* consecutive launches may be dependent */
+    switch (r->kind) {
+    case RUN_MATVEC: encode_run(r->enc, r, copy); break;
+    case RUN_READ: encode_read(r->enc, r, copy); break;
+    case RUN_TOKEN:
+        for (int i = 0; i < r->nruns; i++) {
+            if (i)
+                [r->enc memoryBarrierWithScope:MTLBarrierScopeBuffers]; /* a token's GEMVs are dependent */
+            encode_run(r->enc, r->runs[i], 0);
+        }
+        break;
+    }
+    return 0;
+}
+
+/* Wait for the committed sample; *ns: its GPU time. */
+static int elapsed_locked(hsdr_device_run *r, double *ns, char *err, size_t errlen)
+{
+    if (r->state != CLOCK_PENDING) {
+        snprintf(err, errlen, "elapsed() on the Metal %s run without a committed sample (mark(run, 1) first)",
+                 run_name(r));
+        return -1;
+    }
+    id<MTLCommandBuffer> cb = r->cb;
+    r->cb = nil;
+    r->state = CLOCK_IDLE;
     [cb waitUntilCompleted];
-    return finish(cb, n == 1 ? runs[0]->k->function : "token", ns, err, errlen);
+    return finish(cb, run_name(r), ns, err, errlen); /* a fault in the launches surfaces as its status */
+}
+
+/* A mat-vec run whose clock is idle: set_input and output must not touch shared buffers a sample in flight uses. */
+static int idle_matvec(const hsdr_device_run *r, const char *op, char *err, size_t errlen)
+{
+    if (r->kind != RUN_MATVEC) {
+        snprintf(err, errlen, "%s on the Metal %s run: only a mat-vec run has activations and outputs", op,
+                 run_name(r));
+        return -1;
+    }
+    if (r->state != CLOCK_IDLE) {
+        snprintf(err, errlen, "%s on the Metal %s run inside a sample (%s): call it before mark(run, 0) or after "
+                 "elapsed()", op, run_name(r), r->state == CLOCK_OPEN ? "between the marks" : "in flight");
+        return -1;
+    }
+    return 0;
+}
+
+static int input_locked(hsdr_device_run *r, const float *x, const uint8_t *codes, int prescale_e, char *err,
+                        size_t errlen)
+{
+    if (idle_matvec(r, "set_input", err, errlen) != 0)
+        return -1;
+    return upload_act(r, x, codes, prescale_e, err, errlen);
 }
 
 static int create_locked(const hsdr_metal_kernel *k, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
@@ -477,6 +601,11 @@ static int mt_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
         snprintf(err, errlen, "%s is not a Metal variant", v->name);
         return -1;
     }
+    if (e->cols != 1) {
+        snprintf(err, errlen, "%s: %d activation columns asked for; the Metal kernels take exactly one", v->name,
+                 e->cols);
+        return -1;
+    }
     int rc;
     pthread_mutex_lock(&g_lock);
     @autoreleasepool {
@@ -488,29 +617,47 @@ static int mt_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
     return rc;
 }
 
-static int time_locked(hsdr_device_run *r, const float *x, int copy, double *ns, char *err, size_t errlen)
+static int mt_set_input(hsdr_device_run *r, const float *x, char *err, size_t errlen)
 {
-    if (copy < 0 || copy >= r->ncopies) {
-        snprintf(err, errlen, "weight copy %d of %d", copy, r->ncopies);
-        return -1;
-    }
-    if (upload_act(r, x, NULL, 0, err, errlen) != 0)
-        return -1;
-    return submit(&r, 1, &copy, ns, err, errlen);
-}
-
-static int mt_time(hsdr_device_run *r, const float *x, int copy, int stage, unsigned skip, unsigned twice, double *ns,
-                   char *err, size_t errlen)
-{
-    (void)skip, (void)twice; /* nothing is ablatable: the encode runs on the host; the dispatch is one stage */
-    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) {
-        snprintf(err, errlen, "stage %s has no separate Metal dispatch", hsdr_stage_name((hsdr_stage)stage));
-        return -1;
-    }
     int rc;
     pthread_mutex_lock(&g_lock);
     @autoreleasepool {
-        rc = time_locked(r, x, copy, ns, err, errlen);
+        rc = input_locked(r, x, NULL, 0, err, errlen);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+static int mt_enqueue(hsdr_device_run *r, int copy, int stage, unsigned skip, unsigned twice, char *err,
+                      size_t errlen)
+{
+    (void)skip, (void)twice; /* nothing is ablatable: the encode runs on the host; the dispatch is one stage */
+    int rc;
+    pthread_mutex_lock(&g_lock);
+    @autoreleasepool {
+        rc = enqueue_locked(r, copy, stage, err, errlen);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+static int mt_mark(hsdr_device_run *r, int end, char *err, size_t errlen)
+{
+    int rc;
+    pthread_mutex_lock(&g_lock);
+    @autoreleasepool {
+        rc = mark_locked(r, end, err, errlen);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+static int mt_elapsed(hsdr_device_run *r, double *ns, char *err, size_t errlen)
+{
+    int rc;
+    pthread_mutex_lock(&g_lock);
+    @autoreleasepool {
+        rc = elapsed_locked(r, ns, err, errlen);
     }
     pthread_mutex_unlock(&g_lock);
     return rc;
@@ -518,11 +665,12 @@ static int mt_time(hsdr_device_run *r, const float *x, int copy, int stage, unsi
 
 static int mt_output(hsdr_device_run *r, float *y, char *err, size_t errlen)
 {
-    (void)err, (void)errlen; /* shared storage: a copy out of memory the GPU finished with */
     pthread_mutex_lock(&g_lock);
-    memcpy(y, [r->y contents], sizeof(float) * (size_t)r->N);
+    const int rc = idle_matvec(r, "output", err, errlen);
+    if (rc == 0) /* shared storage: a copy out of memory the GPU finished with */
+        memcpy(y, [r->y contents], sizeof(float) * (size_t)r->N);
     pthread_mutex_unlock(&g_lock);
-    return 0;
+    return rc;
 }
 
 static void mt_destroy(hsdr_device_run *r)
@@ -548,127 +696,108 @@ static const char *mt_describe(void)
     return hsdr_metal_unavailable() ? "Metal (unavailable)" : g_describe;
 }
 
-static int read_bandwidth_locked(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen)
+/* The read run: ncopies shared buffers of bytes/16 16-byte words, a 16-byte sink, g_read and its launch shape. */
+static int read_fill(hsdr_device_run *r, size_t bytes, int ncopies, char *err, size_t errlen)
 {
-    enum { REPS = 30, TPG = 256, MAX_GROUPS = 1024 }; /* 256 Ki threads: several per lane of the largest Apple GPU */
-    if (bytes < 16 || bytes / 16 >= ((size_t)1 << 31)) {
-        snprintf(err, errlen, "read bandwidth over %zu bytes: the read kernel takes 16 bytes to 32 GiB", bytes);
-        return -1;
-    }
-    const size_t n16 = bytes / 16, len = n16 * 16;
-    const int copies = cold ? (int)(3 * mt_l2_bytes() / len + 2) : 1;
-    NSMutableArray<id<MTLBuffer>> *src = [NSMutableArray arrayWithCapacity:(NSUInteger)copies];
+    enum { THREADS = 256, MAX_GROUPS = 1024 }; /* 256 Ki threads: several per lane of the largest Apple GPU */
+    r->kind = RUN_READ, r->ncopies = ncopies, r->n16 = (uint32_t)(bytes / 16), r->pipe = g_read;
+    const size_t len = (size_t)r->n16 * 16;
+    NSMutableArray<id<MTLBuffer>> *src = [NSMutableArray arrayWithCapacity:(NSUInteger)ncopies];
     if (!src) {
-        snprintf(err, errlen, "[NSMutableArray arrayWithCapacity:%d] returned nil", copies);
+        snprintf(err, errlen, "[NSMutableArray arrayWithCapacity:%d] returned nil", ncopies);
         return -1;
     }
-    for (int c = 0; c < copies; c++) {
+    for (int c = 0; c < ncopies; c++) {
         id<MTLBuffer> b = buffer_new(len, "read source", err, errlen);
         if (!b)
             return -1;
         memset([b contents], 1, len); /* touched, so every page is backed before the first timed read */
         [src addObject:b];
     }
-    id<MTLBuffer> sink = buffer_new(16, "read sink", err, errlen);
-    if (!sink)
+    r->w = src;
+    if (!(r->y = buffer_new(16, "read sink", err, errlen)))
         return -1;
-    NSUInteger tpg = TPG;
-    if ([g_read maxTotalThreadsPerThreadgroup] < tpg)
-        tpg = [g_read maxTotalThreadsPerThreadgroup];
-    NSUInteger groups = ((NSUInteger)n16 + tpg - 1) / tpg;
+    NSUInteger threads = THREADS;
+    if ([g_read maxTotalThreadsPerThreadgroup] < threads)
+        threads = [g_read maxTotalThreadsPerThreadgroup];
+    NSUInteger groups = ((NSUInteger)r->n16 + threads - 1) / threads;
     if (groups > MAX_GROUPS)
         groups = MAX_GROUPS;
-    const uint32_t n = (uint32_t)n16;
-    double t[REPS];
-    for (int rep = -2; rep < REPS; rep++) { /* two warm-ups */
-        @autoreleasepool {
-            id<MTLCommandBuffer> cb = [g_queue commandBuffer];
-            if (!cb) {
-                snprintf(err, errlen, "[MTLCommandQueue commandBuffer] returned nil");
-                return -1;
-            }
-            cb.label = @"hsdr read";
-            id<MTLComputeCommandEncoder> enc = [cb computeCommandEncoder];
-            if (!enc) {
-                snprintf(err, errlen, "[MTLCommandBuffer computeCommandEncoder] returned nil");
-                return -1;
-            }
-            [enc setComputePipelineState:g_read];
-            [enc setBuffer:[src objectAtIndex:(NSUInteger)((rep + 2) % copies)] offset:0 atIndex:0];
-            [enc setBuffer:sink offset:0 atIndex:3];
-            [enc setBytes:&n length:sizeof n atIndex:7];
-            [enc dispatchThreadgroups:MTLSizeMake(groups, 1, 1) threadsPerThreadgroup:MTLSizeMake(tpg, 1, 1)];
-            [enc endEncoding];
-            [cb commit];
-            [cb waitUntilCompleted];
-            double ns;
-            if (finish(cb, "hsdr_read", &ns, err, errlen) != 0)
-                return -1;
-            if (rep >= 0)
-                t[rep] = ns;
-        }
-    }
-    for (int i = 1; i < REPS; i++) /* the median command buffer */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            const double s = t[j];
-            t[j] = t[j - 1], t[j - 1] = s;
-        }
-    *bytes_per_s = (double)len / (t[REPS / 2] * 1e-9);
+    r->read_threads = threads, r->read_groups = groups;
     return 0;
 }
 
-static int mt_read_bandwidth(size_t bytes, int cold, double *bytes_per_s, char *err, size_t errlen)
+static int read_create_locked(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen)
+{
+    hsdr_device_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    if (read_fill(r, bytes, ncopies, err, errlen) != 0) {
+        run_destroy(r);
+        return -1;
+    }
+    *run = r;
+    return 0;
+}
+
+static int mt_read_create(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen)
 {
     const char *why = hsdr_metal_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
     }
+    if (bytes < 16 || bytes / 16 >= ((size_t)1 << 31) || ncopies < 1) { /* n < 2^31: i + stride cannot wrap */
+        snprintf(err, errlen, "Metal read run over %d copies of %zu bytes: the read kernel takes 16 bytes to 32 GiB a "
+                 "copy, and at least one copy", ncopies, bytes);
+        return -1;
+    }
     int rc;
     pthread_mutex_lock(&g_lock);
     @autoreleasepool {
-        rc = read_bandwidth_locked(bytes, cold, bytes_per_s, err, errlen);
+        rc = read_create_locked(bytes, ncopies, run, err, errlen);
     }
     pthread_mutex_unlock(&g_lock);
     return rc;
 }
 
-static int token_locked(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
+static int mt_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen)
 {
-    if (!runs || n <= 0 || reps < 0 || (reps > 0 && !samples_ns)) {
-        snprintf(err, errlen, "token: %d runs, %d repetitions", n, reps);
+    const char *why = hsdr_metal_unavailable();
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    if (!runs || n <= 0) {
+        snprintf(err, errlen, "Metal token of %d runs: it needs at least one", n);
         return -1;
     }
     for (int i = 0; i < n; i++)
-        if (!runs[i]) {
-            snprintf(err, errlen, "token: run %d is NULL", i);
+        if (!runs[i] || runs[i]->kind != RUN_MATVEC) {
+            snprintf(err, errlen, "Metal token: run %d is %s", i, runs[i] ? "not a mat-vec run" : "NULL");
             return -1;
         }
-    for (int rep = -2; rep < reps; rep++) { /* two warm-ups */
-        @autoreleasepool {
-            double ns;
-            if (submit(runs, n, NULL, &ns, err, errlen) != 0)
-                return -1;
-            if (rep >= 0)
-                samples_ns[rep] = ns;
-        }
+    hsdr_device_run *r = calloc(1, sizeof *r); /* no Metal object in it, and no shared state: no lock */
+    if (r && !(r->runs = malloc(sizeof *r->runs * (size_t)n))) {
+        free(r);
+        r = NULL;
     }
+    if (!r) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    memcpy(r->runs, runs, sizeof *r->runs * (size_t)n);
+    r->kind = RUN_TOKEN, r->nruns = n, r->ncopies = 1;
+    *token = r;
     return 0;
 }
 
-static int mt_token(hsdr_device_run **runs, int n, int reps, double *samples_ns, char *err, size_t errlen)
-{
-    int rc;
-    pthread_mutex_lock(&g_lock);
-    @autoreleasepool {
-        rc = token_locked(runs, n, reps, samples_ns, err, errlen);
-    }
-    pthread_mutex_unlock(&g_lock);
-    return rc;
-}
-
-#define MT_OPS(kernel)                                                                                              \
-    {mt_create, mt_time, mt_output, mt_destroy, mt_l2_bytes, mt_read_bandwidth, mt_describe, mt_token, &(kernel)}
+#define MT_OPS(kernel)                                                                                               \
+    {.create = mt_create, .set_input = mt_set_input, .enqueue = mt_enqueue, .mark = mt_mark, .elapsed = mt_elapsed,   \
+     .output = mt_output, .destroy = mt_destroy, .l2_bytes = mt_l2_bytes, .describe = mt_describe,                    \
+     .read_create = mt_read_create, .token_create = mt_token_create, .impl = &(kernel)}
 const hsdr_device_ops hsdr_metal_production_ops = MT_OPS(hsdr_metal_production);
 const hsdr_device_ops hsdr_metal_direct_ops = MT_OPS(hsdr_metal_direct);
 const hsdr_device_ops hsdr_metal_stateset_ops = MT_OPS(hsdr_metal_stateset);
@@ -676,11 +805,11 @@ const hsdr_device_ops hsdr_metal_q1516_ops = MT_OPS(hsdr_metal_q1516);
 
 /* ---- the checking interface ---- */
 
-/* The activations, all-ones bits in every output (NaN floats, -1 integers, so that nothing unwritten can pass), the
- * dispatch, and every declared output back. */
+/* The timed path: the activations (x, or the codes of group vectors), all-ones bits in every output (NaN floats, -1
+ * integers, so that nothing unwritten can pass), one sample of one launch, and every declared output back. */
 static int matvec_run(hsdr_device_run *r, hsdr_matvec_io *io, char *err, size_t errlen)
 {
-    if (upload_act(r, io->x, io->codes, io->prescale_e, err, errlen) != 0) /* codes: group vectors */
+    if (input_locked(r, io->x, io->codes, io->prescale_e, err, errlen) != 0)
         return -1;
     const size_t N = (size_t)r->N, G = (size_t)r->G;
     memset([r->y contents], 0xff, [r->y length]);
@@ -691,7 +820,8 @@ static int matvec_run(hsdr_device_run *r, hsdr_matvec_io *io, char *err, size_t 
     if (r->qr)
         memset([r->qr contents], 0xff, [r->qr length]);
     double ns;
-    if (submit(&r, 1, NULL, &ns, err, errlen) != 0)
+    if (mark_locked(r, 0, err, errlen) != 0 || enqueue_locked(r, 0, -1, err, errlen) != 0 ||
+        mark_locked(r, 1, err, errlen) != 0 || elapsed_locked(r, &ns, err, errlen) != 0)
         return -1;
     memcpy(io->y_f32, [r->y contents], sizeof(float) * N);
     if (r->flags & HSDR_METAL_FLAG_A)

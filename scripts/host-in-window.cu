@@ -1,0 +1,94 @@
+// host-in-window.cu: how much time the host calls that the old cuda.production_cols launch path made between its
+// CUDA events (cudaGetDevice, two cudaDeviceGetAttribute, cudaFuncSetAttribute, the occupancy query; kernels/cuda/
+// production_cols.cu before the one-engine change) add to an event-timed launch. A streaming read of one bonsai2-27b
+// FFN matrix's bytes is timed with and without those calls inside the window, interleaved in rounds, so that drift
+// cancels; the calls' own host time is measured too. Not part of the build:
+//   nvcc -O2 -arch=sm_90a -o host-in-window scripts/host-in-window.cu && ./host-in-window
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CK(call)                                                                                                   \
+    do {                                                                                                           \
+        cudaError_t e_ = (call);                                                                                   \
+        if (e_ != cudaSuccess) {                                                                                   \
+            std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                                       \
+            return 1;                                                                                              \
+        }                                                                                                          \
+    } while (0)
+
+__global__ void __launch_bounds__(512) read16(const uint4 *p, size_t n, unsigned *sink)
+{
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldcs(p + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u)
+        *sink = acc;
+}
+
+// The old launch path's queries, as it made them before every launch.
+static cudaError_t queries(int *blocks)
+{
+    int dev = 0, sms = 0, smem = 0;
+    cudaError_t e;
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess ||
+        (e = cudaFuncSetAttribute(read16, cudaFuncAttributeMaxDynamicSharedMemorySize, 24 * 1024)) != cudaSuccess)
+        return e;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, read16, 512, 24 * 1024);
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main()
+{
+    const size_t bytes = 19496960, n16 = bytes / 16; // 5120 x 17408 PTQ1_0
+    const int copies = 12, rounds = 400;              // cold: 234 MB in rotation, > 3x the 60 MiB L2
+    uint8_t *buf;
+    unsigned *sink;
+    int sms = 0, blocks = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaMalloc(&buf, bytes * copies));
+    CK(cudaMalloc(&sink, 4));
+    CK(cudaMemset(buf, 1, bytes * copies));
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<double> plain, with, host;
+    for (int r = -4; r < rounds; r++)
+        for (int variant = 0; variant < 2; variant++) {
+            const uint4 *p = (const uint4 *)(buf + (size_t)((2 * (r + 4) + variant) % copies) * bytes);
+            CK(cudaEventRecord(a));
+            auto t0 = std::chrono::steady_clock::now();
+            if (variant)
+                CK(queries(&blocks));
+            auto t1 = std::chrono::steady_clock::now();
+            read16<<<sms * 8, 512>>>(p, n16, sink);
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, a, b));
+            if (r < 0)
+                continue;
+            (variant ? with : plain).push_back(ms * 1e3);
+            if (variant)
+                host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+    std::vector<double> diff(rounds);
+    for (int i = 0; i < rounds; i++)
+        diff[i] = with[i] - plain[i];
+    std::printf("cold 19.5 MB read, %d rounds: launch alone %.2f us, with the queries in the window %.2f us; "
+                "per-round difference %.2f us (median); the queries' host time %.2f us (median)\n",
+                rounds, median(plain), median(with), median(diff), median(host));
+    return 0;
+}
