@@ -20,62 +20,11 @@
 #include "schema.h"
 #include "util.h"
 
-/* ---- the CSV columns --------------------------------------------------------------------------------------------- */
-
-/* The CSV columns: the schema's fields marked CSV, in its order, then for each canonical stage its stages.*.X
- * fields marked CSV. */
-typedef struct {
-    char name[64];
-    const char *path[3]; /* object members to descend through, NULL-terminated */
-    char parts[3][40];
-} csv_column;
-
-static csv_column *columns;
-static const char **column_names;
-static size_t ncolumns;
-static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
-
-static void add_column(const char *path, const char *stage)
-{
-    csv_column *c = &columns[ncolumns];
-    hsdr_schema_csv_name(path, stage, c->name, sizeof c->name);
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", path);
-    int k = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && k < 3; t = strtok_r(NULL, ".", &save), k++) {
-        snprintf(c->parts[k], sizeof c->parts[k], "%s", strcmp(t, "*") == 0 ? stage : t);
-        c->path[k] = c->parts[k];
-    }
-    column_names[ncolumns++] = c->name;
-}
-
-static void columns_init(void)
-{
-    size_t nf, cap = 0;
-    const hsdr_field *f = hsdr_schema_fields(&nf);
-    for (size_t i = 0; i < nf; i++)
-        if (f[i].flags & HSDR_FIELD_CSV)
-            cap += strchr(f[i].path, '*') ? HSDR_STAGE_COUNT : 1;
-    columns = calloc(cap, sizeof *columns);
-    column_names = calloc(cap, sizeof *column_names);
-    if (!columns || !column_names)
-        abort(); /* a few kilobytes at start-up */
-    for (size_t i = 0; i < nf; i++)
-        if ((f[i].flags & HSDR_FIELD_CSV) && !strchr(f[i].path, '*'))
-            add_column(f[i].path, "");
-    /* the stage columns close the list, stage by stage */
-    for (int s = 0; s < HSDR_STAGE_COUNT; s++)
-        for (size_t i = 0; i < nf; i++)
-            if ((f[i].flags & HSDR_FIELD_CSV) && strchr(f[i].path, '*'))
-                add_column(f[i].path, hsdr_stage_name((hsdr_stage)s));
-}
+/* ---- the CSV columns: derived from the schema's table (schema.c) ---------------------------------------------- */
 
 size_t hsdr_results_csv_columns(const char ***names)
 {
-    pthread_once(&columns_once, columns_init);
-    if (names)
-        *names = column_names;
-    return ncolumns;
+    return hsdr_schema_csv_columns(NULL, names);
 }
 
 /* ---- formatting -------------------------------------------------------------------------------------------------- */
@@ -244,7 +193,7 @@ static int write_csv_string(FILE *f, const char *s)
     return fputc('"', f) == EOF ? -1 : 0;
 }
 
-static const cJSON *column_value(const cJSON *row, const csv_column *col)
+static const cJSON *column_value(const cJSON *row, const hsdr_csv_column *col)
 {
     const cJSON *v = row;
     for (int i = 0; i < 3 && col->path[i]; i++) {
@@ -271,7 +220,8 @@ static int write_csv_cell(FILE *f, const cJSON *v)
 
 static int write_csv(FILE *f, cJSON *const *rows, size_t n)
 {
-    hsdr_results_csv_columns(NULL);
+    const hsdr_csv_column *columns;
+    const size_t ncolumns = hsdr_schema_csv_columns(&columns, NULL);
     for (size_t c = 0; c < ncolumns; c++)
         if (fprintf(f, "%s%s", c ? "," : "", columns[c].name) < 0)
             return -1;

@@ -3,11 +3,12 @@
 #include "schema.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernel.h"
-#include "results.h"
 #include "util.h"
 
 #define S HSDR_FT_STRING
@@ -177,6 +178,58 @@ void hsdr_schema_csv_name(const char *path, const char *stage, char *buf, size_t
         snprintf(buf, n, "stage_%s_%s", stage, path + 9);
     else
         snprintf(buf, n, "%s", path);
+}
+
+/* ---- the CSV columns: the fields marked CSV, in the table's order, then for each canonical stage its stages.*.X
+ * fields marked CSV ---- */
+
+static hsdr_csv_column *columns;
+static const char **column_names;
+static size_t ncolumns;
+static pthread_once_t columns_once = PTHREAD_ONCE_INIT;
+
+static void add_column(const char *path, const char *stage)
+{
+    hsdr_csv_column *c = &columns[ncolumns];
+    hsdr_schema_csv_name(path, stage, c->name, sizeof c->name);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    int k = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && k < 3; t = strtok_r(NULL, ".", &save), k++) {
+        snprintf(c->parts[k], sizeof c->parts[k], "%s", strcmp(t, "*") == 0 ? stage : t);
+        c->path[k] = c->parts[k];
+    }
+    column_names[ncolumns++] = c->name;
+}
+
+static void columns_init(void)
+{
+    size_t cap = 0;
+    const size_t nf = sizeof fields / sizeof fields[0];
+    for (size_t i = 0; i < nf; i++)
+        if (fields[i].flags & HSDR_FIELD_CSV)
+            cap += strchr(fields[i].path, '*') ? HSDR_STAGE_COUNT : 1;
+    columns = calloc(cap, sizeof *columns);
+    column_names = calloc(cap, sizeof *column_names);
+    if (!columns || !column_names)
+        abort(); /* a few kilobytes at start-up */
+    for (size_t i = 0; i < nf; i++)
+        if ((fields[i].flags & HSDR_FIELD_CSV) && !strchr(fields[i].path, '*'))
+            add_column(fields[i].path, "");
+    for (int s = 0; s < HSDR_STAGE_COUNT; s++)
+        for (size_t i = 0; i < nf; i++)
+            if ((fields[i].flags & HSDR_FIELD_CSV) && strchr(fields[i].path, '*'))
+                add_column(fields[i].path, hsdr_stage_name((hsdr_stage)s));
+}
+
+size_t hsdr_schema_csv_columns(const hsdr_csv_column **cols, const char ***names)
+{
+    pthread_once(&columns_once, columns_init);
+    if (cols)
+        *cols = columns;
+    if (names)
+        *names = column_names;
+    return ncolumns;
 }
 
 /* ---- the row check ---- */
@@ -359,7 +412,7 @@ int hsdr_cmd_schema(int argc, char **argv)
     }
     if (strcmp(how, "--csv") == 0) {
         const char **names;
-        size_t n = hsdr_results_csv_columns(&names);
+        size_t n = hsdr_schema_csv_columns(NULL, &names);
         for (size_t i = 0; i < n; i++)
             printf("%s%s", i ? "," : "", names[i]);
         printf("\n");

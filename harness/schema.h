@@ -1,6 +1,6 @@
 /* The results schema hsdr-results/2, as one table: every field of a result row with its type, unit, presence and
  * meaning. Everything else derives from it: the row check every writer runs (hsdr_schema_check_row), the CSV columns
- * (results.c), `hsdr schema` (--json: read by plots/load.py through plots/results_schema.json; --markdown: the field
+ * (hsdr_schema_csv_columns), `hsdr schema` (--json: read by plots/load.py through plots/results_schema.json; --markdown: the field
  * table of docs/results-schema.md), and the conversion of older rows (hsdr_schema_upgrade_row). */
 #ifndef HSDR_SCHEMA_H
 #define HSDR_SCHEMA_H
@@ -45,6 +45,15 @@ int hsdr_schema_check_row(const cJSON *row, char *err, size_t errlen);
  * "error_message", "cols" = 1, "converted_from" names the old schema, "schema" becomes the current one). 1 when converted, 0 when already current, -1 when
  * the schema is unknown (err says which). */
 int hsdr_schema_upgrade_row(cJSON *row, char *err, size_t errlen);
+
+/* The CSV columns: the fields marked CSV in the table's order, then for each canonical stage (hsdr_stage_name) its
+ * stages.*.X fields marked CSV. Returns the count; *cols and *names (where not NULL) point to static lists. */
+typedef struct {
+    char name[64];       /* the header: the dotted path, stages.NAME.X as stage_NAME_X */
+    const char *path[3]; /* object members to descend through, NULL-terminated */
+    char parts[3][40];
+} hsdr_csv_column;
+size_t hsdr_schema_csv_columns(const hsdr_csv_column **cols, const char ***names);
 
 /* The CSV column name of a scalar field: the path, except stages.NAME.FIELD -> stage_NAME_FIELD. */
 void hsdr_schema_csv_name(const char *path, const char *stage, char *buf, size_t n);

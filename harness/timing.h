@@ -6,8 +6,9 @@
  *   host    clock; launch; clock           (the pool is woken, untimed, just before)
  *   device  mark(0); enqueue; mark(1); elapsed   (the backend's own clock: CUDA events, Vulkan timestamps, Metal
  *                                                  command-buffer GPU times)
- * Several subjects are measured in rounds (A B C A B C ...): sample r of every subject comes from round r, so two
- * subjects' per-round ratios cancel the drift that a machine shows between minutes (hsdr_paired_ratio).
+ * Several subjects are measured in rounds (A B C A B C ...): sample r of every subject comes from round r. A subject
+ * with a reference (its backend's production) has the reference sampled again right before it in every round, so
+ * their per-round ratios cancel the drift that a machine shows between minutes (hsdr_paired_ratio).
  *
  * Also here: the timing setup of one variant on one configuration (buffers, rotating weight copies, per-thread
  * scratch, row ranges) and the matvec subject made from it. */
