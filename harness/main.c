@@ -29,9 +29,7 @@
 #define HSDR_VERSION "dev"
 #endif
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char usage_text[] =
             "usage: hsdr <command> [options]\n"
             "\n"
             "commands:\n"
@@ -40,10 +38,10 @@ static void usage(FILE *f)
             "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
             "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
             "        The cases of one configuration (inputs, threads, mode) run in rounds, each variant beside its\n"
-            "        backend's production variant: ratios are paired per round. SIGINT/SIGTERM: stop after the current\n"
-            "        configuration; DIR/results.jsonl + .csv hold the finished rows,\n"
-            "        each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished in\n"
-            "        DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n"
+            "        backend's production variant (paired ratios), over `visits` visits spread across the run.\n"
+            "        SIGINT/SIGTERM: stop at the end of the current pass; DIR/results.jsonl + .csv hold the finished\n"
+            "        rows, each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished\n"
+            "        in DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n"
             "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
             "      [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
             "        every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n"
@@ -73,7 +71,35 @@ static void usage(FILE *f)
             "  help | --version\n"
             "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or malformed input; run stopped by a signal:\n"
-            "128 + its number (130 SIGINT, 143 SIGTERM)\n");
+            "128 + its number (130 SIGINT, 143 SIGTERM)\n";
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
+
+/* `hsdr CMD --help`: CMD's entry of the usage text (its lines up to the next command's). 0 when CMD has one. */
+static int command_help(const char *cmd)
+{
+    const size_t n = strlen(cmd);
+    int printing = 0, found = 0;
+    for (const char *line = usage_text; *line;) {
+        const char *eol = strchr(line, '\n');
+        const size_t len = eol ? (size_t)(eol - line + 1) : strlen(line);
+        const int command_line = line[0] == ' ' && line[1] == ' ' && line[2] != ' ';
+        if (command_line)
+            printing = strncmp(line + 2, cmd, n) == 0 && (line[2 + n] == ' ' || line[2 + n] == '\n');
+        else if (line[0] != ' ')
+            printing = 0;
+        if (printing) {
+            if (!found)
+                fputs("usage: hsdr", stdout);
+            fwrite(line + (found ? 0 : 1), 1, len - (found ? 0 : 1), stdout);
+            found = 1;
+        }
+        line += len;
+    }
+    return found ? 0 : -1;
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -417,6 +443,9 @@ int main(int argc, char **argv)
         return HSDR_EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) && strcmp(cmd, "schema") != 0 &&
+        command_help(cmd) == 0)
+        return HSDR_EXIT_OK;
     hsdr_markers_init();
     atexit(hsdr_markers_close);
     if (strcmp(cmd, "run") == 0)

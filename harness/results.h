@@ -1,6 +1,6 @@
-/* Result files of schema hsdr-results/2 (harness/schema.c, docs/results-schema.md): DIR/BASE.jsonl (one JSON object per case, one
- * line each) and its CSV mirror DIR/BASE.csv, both written under a temporary name and renamed when complete; a
- * progress file DIR/BASE.partial.jsonl that `hsdr run --resume` continues from; and the reader used by `hsdr compare`
+/* Result files of schema hsdr-results/2 (harness/schema.c, docs/results-schema.md): DIR/BASE.jsonl (one JSON object per
+ * case, one line each) and its CSV mirror DIR/BASE.csv, both written under a temporary name and renamed when complete;
+ * a progress file DIR/BASE.partial.jsonl that `hsdr run --resume` continues from; and the reader used by `hsdr compare`
  * and `hsdr merge`. */
 #ifndef HSDR_RESULTS_H
 #define HSDR_RESULTS_H
@@ -10,11 +10,11 @@
 #include "schema.h"
 #include "stats.h"
 
-/* Write rows (cJSON objects of schema hsdr-results/2, each checked against the table: hsdr_schema_check_row) to DIR/BASE.jsonl and DIR/BASE.csv:
- * mkdir -p DIR, write each to a temporary name in DIR (".BASE.jsonl.<pid>.<n>.tmp"), fsync, then rename both. Never
- * leaves a half-written file under the final names; on failure the temporary files are removed (only a process killed
- * mid-write can leave a hidden *.tmp, and the next write of BASE in DIR removes those of processes no longer running).
- * Rows are printed with hsdr_results_print. 0, or -1 with a message in err. */
+/* Write rows (cJSON objects of schema hsdr-results/2, each checked against the table: hsdr_schema_check_row) to
+ * DIR/BASE.jsonl and DIR/BASE.csv: mkdir -p DIR, write each to a temporary name in DIR (".BASE.jsonl.<pid>.<n>.tmp"),
+ * fsync, then rename both. Never leaves a half-written file under the final names; on failure the temporary files are
+ * removed (only a process killed mid-write can leave a hidden *.tmp, and the next write of BASE in DIR removes those of
+ * processes no longer running). Rows are printed with hsdr_results_print. 0, or -1 with a message in err. */
 int hsdr_results_write(const char *dir, const char *base, cJSON *const *rows, size_t n, char *err, size_t errlen);
 
 /* Progress file (journal) of `hsdr run`: rows appended to DIR/BASE.partial.jsonl as they complete, each line in one
@@ -57,9 +57,10 @@ void hsdr_results_free(cJSON **rows, size_t n);
 char *hsdr_results_print(const cJSON *item);
 
 /* The CSV columns, in order: the schema's fields marked CSV (harness/schema.c) as dotted paths, then for every
- * canonical stage (hsdr_stage_name) its stages.NAME.X fields as stage_NAME_X. Missing, null or non-scalar values are empty cells; strings are quoted per
- * RFC 4180 when they hold a comma, a quote or a line break; numbers as in hsdr_results_print; booleans true / false.
- * Returns the count; *names (when names is not NULL) points to a static list. */
+ * canonical stage (hsdr_stage_name) its stages.NAME.X fields as stage_NAME_X. Missing, null or non-scalar values are
+ * empty cells; strings are quoted per RFC 4180 when they hold a comma, a quote or a line break; numbers as in
+ * hsdr_results_print; booleans true / false. Returns the count; *names (when names is not NULL) points to a static
+ * list. */
 size_t hsdr_results_csv_columns(const char ***names);
 
 /* The one spelling of timing statistics in every output: o.name = {"median", "p10", "p25", "p75", "p90", "min",

@@ -674,6 +674,71 @@ static void config_discard(configuration *cf)
     cf->g = NULL;
 }
 
+/* The configurations of a run in flight (heap: the setups point into them) and the cases not opened yet. */
+typedef struct {
+    configuration *open[HSDR_MATRIX_MAX_VISITS];
+    int nopen;
+    size_t next;      /* the first case not looked at */
+    size_t *idx, nidx; /* the opened configurations' case lists, one after the other */
+    int out_of_memory; /* the run ends at the pass boundary, as when stopped */
+} flight;
+
+/* Open the configuration of the next case not done (the consecutive cases that share inputs, threads and mode: the
+ * expansion's order), on inputs shared with a configuration in flight that draws the same ones. NULL when no case
+ * is left, or out of memory (said). */
+static configuration *config_next(run_state *rs, cJSON **rows, flight *f)
+{
+    const hsdr_matrix *m = rs->m;
+    while (f->next < m->ncases && rows[f->next])
+        f->next++; /* done before the interruption (--resume) */
+    if (f->next == m->ncases)
+        return NULL;
+    const hsdr_case *c = &m->cases[f->next];
+    configuration *cf = calloc(1, sizeof *cf);
+    if (!cf) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        f->out_of_memory = 1;
+        return NULL;
+    }
+    cf->idx = f->idx + f->nidx;
+    for (; f->next < m->ncases && same_configuration(&m->cases[f->next], c); f->next++)
+        if (!rows[f->next])
+            f->idx[f->nidx + cf->n++] = f->next;
+    f->nidx += cf->n;
+    for (int k = 0; k < f->nopen && !cf->in; k++) {
+        const hsdr_inputs *in = &f->open[k]->in->in;
+        if (in->K == c->K && in->N == c->N && in->dist == c->dist && in->seed == c->seed)
+            cf->in = f->open[k]->in;
+    }
+    if (!cf->in && (cf->in = calloc(1, sizeof *cf->in))) {
+        if (hsdr_inputs_bytes(c->K, c->N) > hsdr_timing_memory_cap())
+            snprintf(cf->in->err, sizeof cf->in->err, "refused: inputs need %zu bytes, above the %zu-byte cap",
+                     hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
+        else
+            cf->in->ok = hsdr_inputs_build(&cf->in->in, c->K, c->N, c->dist, c->seed, cf->in->err,
+                                           sizeof cf->in->err) == 0;
+    }
+    if (!cf->in) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        f->out_of_memory = 1;
+        free(cf);
+        return NULL;
+    }
+    cf->in->refs++;
+    config_open(rs, cf);
+    return cf;
+}
+
+/* Free configuration cf (closed or discarded) and its share of the inputs. */
+static void config_free(configuration *cf)
+{
+    if (--cf->in->refs == 0) {
+        hsdr_inputs_free(&cf->in->in);
+        free(cf->in);
+    }
+    free(cf);
+}
+
 /* ---- after the run: break-even, summary ---- */
 
 static const char *jstr(const cJSON *o, const char *k)
@@ -886,7 +951,7 @@ static void on_stop_signal(int sig)
     if (writing_results)
         return;
     if (stop_signal) {
-        /* A second signal: the user will not wait for the current configuration. The default action ends the process when
+        /* A second signal: the user will not wait for the configurations in flight. The default action ends the process when
          * the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
         signal(sig, SIG_DFL);
         raise(sig);
@@ -1350,70 +1415,31 @@ int hsdr_cmd_run(int argc, char **argv)
     /* The configurations in flight: each pass opens the next one (while fewer than `visits` are open), visits every
      * open one, and closes those visited `visits` times, so that a configuration's visits are spread over the run. */
     const int visits = m.visits > 1 ? m.visits : 1;
-    configuration *open[HSDR_MATRIX_MAX_VISITS]; /* heap: the setups point into them (shared weight copies) */
-    int nopen = 0;
-    size_t done = nkept, next = 0;
-    size_t *idx = malloc((m.ncases ? m.ncases : 1) * sizeof *idx), nidx = 0;
+    flight fl = {.idx = malloc((m.ncases ? m.ncases : 1) * sizeof *fl.idx)};
+    size_t done = nkept;
     rs.t_start = hsdr_now_ns();
-    while (idx) {
-        if (!stop_signal && nopen < visits) {
-            while (next < m.ncases && rows[next])
-                next++; /* done before the interruption (--resume) */
-            if (next < m.ncases) {
-                /* the consecutive cases that share inputs, threads and mode (the expansion's order) */
-                const hsdr_case *c = &m.cases[next];
-                configuration *cf = calloc(1, sizeof *cf);
-                if (!cf) {
-                    fprintf(stderr, "hsdr run: out of memory\n");
-                    break;
-                }
-                open[nopen++] = cf;
-                cf->idx = idx + nidx;
-                for (; next < m.ncases && same_configuration(&m.cases[next], c); next++)
-                    if (!rows[next])
-                        idx[nidx + cf->n++] = next;
-                nidx += cf->n;
-                for (int k = 0; k < nopen - 1 && !cf->in; k++)
-                    if (open[k]->in->in.K == c->K && open[k]->in->in.N == c->N && open[k]->in->in.dist == c->dist &&
-                        open[k]->in->in.seed == c->seed)
-                        cf->in = open[k]->in;
-                if (!cf->in && (cf->in = calloc(1, sizeof *cf->in))) {
-                    if (hsdr_inputs_bytes(c->K, c->N) > hsdr_timing_memory_cap())
-                        snprintf(cf->in->err, sizeof cf->in->err, "refused: inputs need %zu bytes, above the %zu-byte cap",
-                                 hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
-                    else
-                        cf->in->ok = hsdr_inputs_build(&cf->in->in, c->K, c->N, c->dist, c->seed, cf->in->err,
-                                                       sizeof cf->in->err) == 0;
-                }
-                if (!cf->in) {
-                    fprintf(stderr, "hsdr run: out of memory\n");
-                    free(open[--nopen]);
-                    break;
-                }
-                cf->in->refs++;
-                config_open(&rs, cf);
-            }
+    while (fl.idx) {
+        if (!stop_signal && fl.nopen < visits) {
+            configuration *cf = config_next(&rs, rows, &fl);
+            if (cf)
+                fl.open[fl.nopen++] = cf;
         }
-        if (nopen == 0)
+        if (fl.nopen == 0)
             break;
-        if (stop_signal) { /* the pass boundary: the configurations in flight leave no rows */
-            for (int k = 0; k < nopen; k++) {
-                config_discard(open[k]);
-                if (--open[k]->in->refs == 0) {
-                    hsdr_inputs_free(&open[k]->in->in);
-                    free(open[k]->in);
-                }
-                free(open[k]);
+        if (stop_signal || fl.out_of_memory) { /* the pass boundary: the configurations in flight leave no rows */
+            for (int k = 0; k < fl.nopen; k++) {
+                config_discard(fl.open[k]);
+                config_free(fl.open[k]);
             }
-            nopen = 0;
+            fl.nopen = 0;
             break;
         }
-        for (int k = 0; k < nopen; k++)
-            config_visit(&rs, open[k]);
-        /* close the configurations visited often enough (the oldest first), or, with no case left to open, the
-         * oldest as soon as it is (the tail of the run has fewer in flight) */
-        while (nopen > 0 && (open[0]->visits >= visits || !open[0]->g)) {
-            configuration *cf = open[0];
+        for (int k = 0; k < fl.nopen; k++)
+            config_visit(&rs, fl.open[k]);
+        /* close the oldest while it has had its visits (or could not be set up): the tail of the run, with nothing
+         * left to open, has fewer in flight */
+        while (fl.nopen > 0 && (fl.open[0]->visits >= visits || !fl.open[0]->g)) {
+            configuration *cf = fl.open[0];
             config_close(&rs, cf, rows);
             for (size_t k = 0; k < cf->n; k++) {
                 cJSON_AddItemReferenceToObject(rows[cf->idx[k]], "context", rs.context);
@@ -1422,17 +1448,13 @@ int hsdr_cmd_run(int argc, char **argv)
                     fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n",
                             hsdr_results_partial_path(partial), strerror(errno));
             }
-            if (--cf->in->refs == 0) {
-                hsdr_inputs_free(&cf->in->in);
-                free(cf->in);
-            }
-            free(cf);
-            memmove(&open[0], &open[1], sizeof open[0] * (size_t)(nopen - 1));
-            nopen--;
+            config_free(cf);
+            memmove(&fl.open[0], &fl.open[1], sizeof fl.open[0] * (size_t)(fl.nopen - 1));
+            fl.nopen--;
         }
         fflush(stdout);
     }
-    free(idx);
+    free(fl.idx);
     writing_results = 1;
     /* A signal after the last case changes nothing: the run is complete. */
     int interrupted = done < m.ncases ? stop_signal : 0;

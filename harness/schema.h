@@ -1,7 +1,8 @@
 /* The results schema hsdr-results/2, as one table: every field of a result row with its type, unit, presence and
  * meaning. Everything else derives from it: the row check every writer runs (hsdr_schema_check_row), the CSV columns
- * (hsdr_schema_csv_columns), `hsdr schema` (--json: read by plots/load.py through plots/results_schema.json; --markdown: the field
- * table of docs/results-schema.md), and the conversion of older rows (hsdr_schema_upgrade_row). */
+ * (hsdr_schema_csv_columns), `hsdr schema` (--json: read by plots/load.py through plots/results_schema.json;
+ * --markdown: the field table of docs/results-schema.md), and the conversion of older rows
+ * (hsdr_schema_upgrade_row). */
 #ifndef HSDR_SCHEMA_H
 #define HSDR_SCHEMA_H
 #include <cjson/cJSON.h>
@@ -10,7 +11,14 @@
 #define HSDR_RESULTS_SCHEMA "hsdr-results/2"
 #define HSDR_RESULTS_SCHEMA_V1 "hsdr-results/1"
 
-typedef enum { HSDR_FT_STRING, HSDR_FT_INTEGER, HSDR_FT_NUMBER, HSDR_FT_BOOLEAN, HSDR_FT_OBJECT, HSDR_FT_ARRAY } hsdr_field_type;
+typedef enum {
+    HSDR_FT_STRING,
+    HSDR_FT_INTEGER,
+    HSDR_FT_NUMBER,
+    HSDR_FT_BOOLEAN,
+    HSDR_FT_OBJECT,
+    HSDR_FT_ARRAY
+} hsdr_field_type;
 typedef enum {
     HSDR_PRESENT_ALWAYS,   /* every row */
     HSDR_PRESENT_OK,       /* every row with status ok (timed) */
@@ -37,13 +45,13 @@ const hsdr_field *hsdr_schema_fields(size_t *n);
 const char *hsdr_field_type_name(hsdr_field_type t); /* string | integer | number | boolean | object | array */
 const char *hsdr_presence_name(hsdr_presence p);     /* always | ok | optional */
 
-/* Check one row against the table: every member listed (inside objects not marked open), of its type, and every
- * field its presence requires there (a converted row: only the fields it has). 0, or -1 with "field 'PATH': ..." in err. */
+/* Check one row against the table: every member listed (inside objects not marked open), of its type, and every field
+ * its presence requires there (a converted row: only the fields it has). 0, or -1 with "field 'PATH': ..." in err. */
 int hsdr_schema_check_row(const cJSON *row, char *err, size_t errlen);
 
 /* Convert a row of an older schema in place (hsdr-results/1: the message of an error row moves from "error" to
- * "error_message", "cols" = 1, "converted_from" names the old schema, "schema" becomes the current one). 1 when converted, 0 when already current, -1 when
- * the schema is unknown (err says which). */
+ * "error_message", "cols" = 1, "converted_from" names the old schema, "schema" becomes the current one). 1 when
+ * converted, 0 when already current, -1 when the schema is unknown (err says which). */
 int hsdr_schema_upgrade_row(cJSON *row, char *err, size_t errlen);
 
 /* The CSV columns: the fields marked CSV in the table's order, then for each canonical stage (hsdr_stage_name) its

@@ -46,3 +46,9 @@ if(TARGET hsdr-gbench)
   cli_test(gbench_smoke 0 "ref.q8_0/bonsai2-27b/attn_k" -- $<TARGET_FILE:hsdr-gbench> --tensors attn_k
     --benchmark_filter=ref.q8_0 --benchmark_min_time=0.01)
 endif()
+
+# every command answers --help with its entry of the usage text, exit 0
+cli_test(run_help 0 "^usage: hsdr run \\[MATRIX\\]" "paired ratios" -- $<TARGET_FILE:hsdr> run --help)
+cli_test(compare_help 0 "^usage: hsdr compare A.jsonl B.jsonl" "--raw" -- $<TARGET_FILE:hsdr> compare --help)
+cli_test(bandwidth_help 0 "^usage: hsdr bandwidth" -- $<TARGET_FILE:hsdr> bandwidth -h)
+cli_test(profile_help 0 "^usage: hsdr profile --model" -- $<TARGET_FILE:hsdr> profile --help)

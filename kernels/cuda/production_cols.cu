@@ -329,7 +329,7 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
     e.K = K, e.N = N, e.R = 1, e.cols = ncols;
     hsdr_device_run *r = NULL;
     int rc = -1;
-    /* supported() first: its message for any size it refuses, as the callers (tests, hsdr columns) expect */
+    /* supported() first: its message for any size it refuses, as the callers (tests, a cols case of hsdr run) expect */
     if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0 ||
         hsdr_cu_open(&kernels, "cuda.production_cols", &e, W, 1, &r, err, errlen) != 0)
         return -1;
