@@ -607,6 +607,24 @@ static void config_visit(run_state *rs, configuration *cf)
     cf->visits++;
 }
 
+/* Free what configuration cf holds; the rows still in it too (a configuration left unfinished: no rows). */
+static void config_discard(configuration *cf)
+{
+    for (size_t i = 0; cf->g && i < cf->ng; i++) {
+        if (cf->g[i].timed)
+            hsdr_timing_setup_free(&cf->g[i].ts);
+        hsdr_stats_free(&cf->g[i].st);
+        cJSON_Delete(cf->g[i].ceiling);
+        cJSON_Delete(cf->g[i].row);
+    }
+    if (cf->have_shared)
+        hsdr_weight_copies_free(&cf->shared);
+    free(cf->g);
+    free(cf->subjects);
+    free(cf->stats);
+    cf->g = NULL;
+}
+
 /* Write the rows of configuration cf into rows[]: error rows when it could not be set up, else every case's row
  * from the samples of all visits; then free it. */
 static void config_close(run_state *rs, configuration *cf, cJSON **rows)
@@ -635,44 +653,18 @@ static void config_close(run_state *rs, configuration *cf, cJSON **rows)
         for (size_t i = 0; i < cf->ng; i++)
             if (g[i].timed && g[i].row)
                 fill_timed_row(rs, g, &g[i], &cf->in->in, cf->rounds_end);
-        for (size_t i = 0; i < cf->ng; i++) {
-            if (g[i].timed)
-                hsdr_timing_setup_free(&g[i].ts);
-            hsdr_stats_free(&g[i].st);
-            cJSON_Delete(g[i].ceiling);
-            if (g[i].row) {
+        for (size_t i = 0; i < cf->ng; i++)
+            if (g[i].row) { /* handed over: config_discard frees the rest */
                 rows[g[i].index] = g[i].row;
+                g[i].row = NULL;
                 if (!rs->opt->quiet)
                     printf("[%zu/%zu %.0fs] %s: %s\n", g[i].index + 1, rs->m->ncases,
                            (hsdr_now_ns() - rs->t_start) / 1e9, g[i].key, g[i].line);
             }
-        }
     }
-    if (cf->have_shared)
-        hsdr_weight_copies_free(&cf->shared);
-    free(cf->g);
-    free(cf->subjects);
-    free(cf->stats);
-    cf->g = NULL;
+    config_discard(cf);
 }
 
-/* A configuration left unfinished (the run was stopped): freed, no rows. */
-static void config_discard(configuration *cf)
-{
-    for (size_t i = 0; cf->g && i < cf->ng; i++) {
-        if (cf->g[i].timed)
-            hsdr_timing_setup_free(&cf->g[i].ts);
-        hsdr_stats_free(&cf->g[i].st);
-        cJSON_Delete(cf->g[i].ceiling);
-        cJSON_Delete(cf->g[i].row);
-    }
-    if (cf->have_shared)
-        hsdr_weight_copies_free(&cf->shared);
-    free(cf->g);
-    free(cf->subjects);
-    free(cf->stats);
-    cf->g = NULL;
-}
 
 /* The configurations of a run in flight (heap: the setups point into them) and the cases not opened yet. */
 typedef struct {

@@ -52,3 +52,8 @@ cli_test(run_help 0 "^usage: hsdr run \\[MATRIX\\]" "paired ratios" -- $<TARGET_
 cli_test(compare_help 0 "^usage: hsdr compare A.jsonl B.jsonl" "--raw" -- $<TARGET_FILE:hsdr> compare --help)
 cli_test(bandwidth_help 0 "^usage: hsdr bandwidth" -- $<TARGET_FILE:hsdr> bandwidth -h)
 cli_test(profile_help 0 "^usage: hsdr profile --model" -- $<TARGET_FILE:hsdr> profile --help)
+# the settings of the rounds: visits 1..16, a ceiling interval above 0 s
+cli_test(run_bad_visits 2 "override 'visits=0': visits: 0 is out of range \\(1\\.\\.16\\)"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set visits=0)
+cli_test(run_bad_ceiling_interval 2 "override 'ceiling_interval_s=-1': ceiling_interval_s: -1"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --dry-run --set ceiling_interval_s=-1)
