@@ -58,10 +58,7 @@ static int figure_sort(const hsdr_figure *f, sorted_figure *s)
     s->scale = f->den ? f->den_scale : 1.0;
     s->num = malloc(f->n * sizeof *s->num);
     s->den = s->nd ? malloc(s->nd * sizeof *s->den) : NULL;
-    size_t in_blocks = 0;
-    for (int k = 0; f->blocks && k < f->nblocks; k++)
-        in_blocks += f->blocks[k] > 0 ? (size_t)f->blocks[k] : f->n + 1;
-    if (f->blocks && f->nblocks > 1 && in_blocks == f->n) {
+    if (hsdr_blocks_cover(f->blocks, f->nblocks, f->n)) {
         s->raw = f->num;
         s->blocks = f->blocks;
         s->nblocks = f->nblocks;
@@ -345,7 +342,6 @@ static int *row_blocks(const cJSON *row, size_t n, int *nb)
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(row, "rounds_per_visit"), *e;
     const int count = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
     int *b = count > 1 ? malloc(sizeof(int) * (size_t)count) : NULL;
-    size_t sum = 0;
     int k = 0;
     if (!b)
         return NULL;
@@ -353,9 +349,9 @@ static int *row_blocks(const cJSON *row, size_t n, int *nb)
     {
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1) || e->valuedouble > (double)n)
             break;
-        sum += (size_t)(b[k++] = (int)e->valuedouble);
+        b[k++] = (int)e->valuedouble;
     }
-    if (k != count || sum != n) {
+    if (k != count || !hsdr_blocks_cover(b, count, n)) {
         free(b);
         return NULL;
     }

@@ -76,6 +76,17 @@ double hsdr_block_resample_median(const double *x, const int *blocks, int nb, do
     return hsdr_sorted_median(scratch, m);
 }
 
+int hsdr_blocks_cover(const int *blocks, int nb, size_t n)
+{
+    size_t sum = 0;
+    for (int k = 0; blocks && k < nb; k++) {
+        if (blocks[k] < 1)
+            return 0;
+        sum += (size_t)blocks[k];
+    }
+    return blocks && nb > 1 && sum == n;
+}
+
 size_t hsdr_blocks_total(const int *blocks, int nb)
 {
     size_t n = 0, most = 0;
@@ -92,10 +103,7 @@ int hsdr_paired_ratio(const double *a, const double *b, size_t n, const int *blo
     *ratio = *lo = *hi = NAN;
     if (n == 0 || !(confidence > 0.0 && confidence < 1.0))
         return -1;
-    size_t in_blocks = 0;
-    for (int k = 0; blocks && k < nb; k++)
-        in_blocks += blocks[k] > 0 ? (size_t)blocks[k] : n + 1;
-    const int by_block = blocks && nb > 1 && in_blocks == n;
+    const int by_block = hsdr_blocks_cover(blocks, nb, n);
     const size_t scratch_n = by_block ? hsdr_blocks_total(blocks, nb) : n;
     double *r = malloc(n * sizeof *r), *boot = malloc(HSDR_BOOTSTRAP_RESAMPLES * sizeof *boot);
     double *scratch = malloc(scratch_n * sizeof *scratch);

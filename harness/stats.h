@@ -41,6 +41,8 @@ double hsdr_resample_median(const double *sorted, size_t n, uint32_t *counts, ui
  * replacement and concatenated into scratch (hsdr_blocks_total(blocks, nb) doubles). */
 double hsdr_block_resample_median(const double *x, const int *blocks, int nb, double *scratch, uint64_t *rng);
 size_t hsdr_blocks_total(const int *blocks, int nb);
+/* 1 when blocks holds nb > 1 positive lengths summing to n: samples that come in blocks to resample whole. */
+int hsdr_blocks_cover(const int *blocks, int nb, size_t n);
 /* Two subjects measured side by side (a[i], b[i] from round i): *ratio = the median of the per-round ratios
  * a[i] / b[i], [*lo, *hi] its central `confidence` bootstrap interval. Drift between rounds moves a[i] and b[i]
  * together and cancels. blocks (nb > 1 block lengths summing to n; NULL: none): the rounds come in blocks -- the

@@ -254,12 +254,7 @@ void hsdr_timing_setup_free(hsdr_timing_setup *ts)
 {
     if (ts->dev)
         ts->v->device->destroy(ts->dev);
-    if (ts->copies && !ts->shared) {
-        if (ts->v->prepare && ts->copies[0])
-            ts->v->release(ts->copies[0]); /* the others are memcpy copies inside raw_block */
-        free(ts->copies);
-    }
-    free(ts->raw_block);
+    hsdr_weight_copies_free(&ts->own);
     if (ts->scratch)
         for (int t = 0; t < ts->nthreads; t++)
             free(ts->scratch[t]);
@@ -293,10 +288,10 @@ static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode 
         hsdr_timing_setup_free(ts);
         return hsdr_errorf(err, errlen, "device input upload failed: %s", why);
     }
-    ts->own_rot = (hsdr_rotation){.n = n};
-    ts->rot = &ts->own_rot;
+    ts->dev_rot = (hsdr_rotation){.n = n};
+    ts->rot = &ts->dev_rot;
     ts->convert_ns = convert_ns;
-    ts->footprint = ts->copy_bytes = footprint;
+    ts->footprint = footprint;
     return 0;
 }
 
@@ -347,53 +342,32 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
         ts->r1[t] = (int)(b < in->N ? b : in->N);
     }
     if (!v->prepare && shared) {
-        ts->shared = 1;
-        ts->copies = shared->copies;
-        ts->rot = &shared->rot;
-        ts->copy_bytes = ts->footprint = shared->bytes;
-        ts->exec.weights = ts->copies[0];
-        return 0;
-    }
-    /* the first copy: prepared (timed: the `convert` stage) or the raw weights */
-    void *first = NULL;
-    size_t bytes = in->weight_bytes;
-    if (v->prepare) {
-        double t0 = hsdr_now_ns();
-        char why[256] = "";
-        if (v->prepare(in->W, in->K, in->N, &first, &bytes, why, sizeof why) != 0) {
-            hsdr_timing_setup_free(ts);
-            return hsdr_errorf(err, errlen, "prepare (convert) failed: %s", why);
+        ts->wc = shared;
+    } else {
+        /* the prepared form (timed: the `convert` stage), or the raw weights, in the setup's own copies */
+        void *prepared = NULL;
+        size_t bytes = in->weight_bytes;
+        if (v->prepare) {
+            double t0 = hsdr_now_ns();
+            char why[256] = "";
+            if (v->prepare(in->W, in->K, in->N, &prepared, &bytes, why, sizeof why) != 0) {
+                hsdr_timing_setup_free(ts);
+                return hsdr_errorf(err, errlen, "prepare (convert) failed: %s", why);
+            }
+            ts->convert_ns = hsdr_now_ns() - t0;
         }
-        ts->convert_ns = hsdr_now_ns() - t0;
+        const int rc = hsdr_weight_copies_create(&ts->own, prepared ? prepared : in->W, bytes, mode, err, errlen);
+        if (prepared)
+            v->release(prepared); /* flat and position-independent (kernel.h): the copies are what runs */
+        if (rc != 0) {
+            hsdr_timing_setup_free(ts);
+            return -1;
+        }
+        ts->wc = &ts->own;
     }
-    ts->footprint = bytes;
-    ts->copy_bytes = bytes;
-    const size_t n = copies_for(bytes, mode);
-    if (n == 0) {
-        if (first)
-            v->release(first);
-        hsdr_timing_setup_free(ts);
-        return refuse(bytes, mode, err, errlen);
-    }
-    ts->own_rot = (hsdr_rotation){.n = n};
-    ts->rot = &ts->own_rot;
-    ts->copies = calloc(n, sizeof(void *));
-    /* copy 0: the prepared buffer itself (or the first raw copy); the others live in one block, made by memcpy */
-    size_t first_raw = v->prepare ? 1 : 0;
-    ts->raw_block = n > first_raw ? aligned_alloc(64, (n - first_raw) * align64(bytes)) : NULL;
-    if (!ts->copies || (n > first_raw && !ts->raw_block)) {
-        if (first)
-            v->release(first);
-        goto oom;
-    }
-    const void *src = v->prepare ? first : (const void *)in->W;
-    if (v->prepare)
-        ts->copies[0] = first;
-    for (size_t i = first_raw; i < n; i++) {
-        ts->copies[i] = (char *)ts->raw_block + (i - first_raw) * align64(bytes);
-        memcpy(ts->copies[i], src, bytes);
-    }
-    ts->exec.weights = ts->copies[0];
+    ts->rot = &ts->wc->rot;
+    ts->footprint = ts->wc->bytes;
+    ts->exec.weights = ts->wc->copies[0];
     return 0;
 oom:
     hsdr_timing_setup_free(ts);
@@ -401,17 +375,18 @@ oom:
                        in->weight_bytes);
 }
 
-/* One full device launch on copy 0, y copied back into ts->exec.y. */
+/* One full device launch on copy 0 (a sample outside any rotation), y copied back into ts->exec.y. */
 static int device_full(hsdr_timing_setup *ts)
 {
-    const hsdr_device_ops *d = ts->v->device;
+    hsdr_subject s;
     double ns;
-    if (d->mark(ts->dev, 0, ts->err, sizeof ts->err) != 0 ||
-        d->enqueue(ts->dev, 0, -1, 0, 0, ts->err, sizeof ts->err) != 0 ||
-        d->mark(ts->dev, 1, ts->err, sizeof ts->err) != 0 || d->elapsed(ts->dev, &ns, ts->err, sizeof ts->err) != 0 ||
-        d->output(ts->dev, ts->exec.y, ts->err, sizeof ts->err) != 0)
+    hsdr_timing_subject(ts, -1, 0, 0, &s);
+    s.rot = NULL;
+    if (hsdr_sample(&s, &ns) != 0) {
+        snprintf(ts->err, sizeof ts->err, "%s", s.err);
         return -1;
-    return 0;
+    }
+    return ts->v->device->output(ts->dev, ts->exec.y, ts->err, sizeof ts->err);
 }
 
 int hsdr_timing_run_serial(hsdr_timing_setup *ts)
@@ -460,7 +435,7 @@ int hsdr_timing_run_pool(hsdr_timing_setup *ts)
 {
     if (ts->dev)
         return device_full(ts);
-    rep_arg a = {ts, ts->copies[0], 0, 0, -1};
+    rep_arg a = {ts, ts->wc->copies[0], 0, 0, -1};
     hsdr_pool_run(ts->pool, rep_fn, &a);
     return 0;
 }
@@ -471,7 +446,7 @@ static int matvec_launch(hsdr_subject *s, size_t copy, int count)
     hsdr_timing_setup *ts = s->ctx;
     rep_arg a = {ts, NULL, s->skip, s->twice, s->stage};
     for (int i = 0; i < count; i++) {
-        a.weights = ts->copies[(copy + (size_t)i) % ts->rot->n];
+        a.weights = ts->wc->copies[(copy + (size_t)i) % ts->rot->n];
         hsdr_pool_run(ts->pool, rep_fn, &a);
     }
     return 0;

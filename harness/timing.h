@@ -93,13 +93,11 @@ void hsdr_weight_copies_free(hsdr_weight_copies *wc);
 
 typedef struct {
     const hsdr_variant *v;
-    hsdr_exec exec;          /* template: weights = copies[0]; y, act and x owned here (x: cols columns) */
-    void **copies;           /* rot->n weight buffers (prepared form, or raw PTQ1_0) */
-    void *raw_block;         /* copies made by memcpy (all but a prepared copy 0) live in one allocation */
-    int shared;              /* copies and rot belong to a hsdr_weight_copies */
-    hsdr_rotation own_rot;
+    hsdr_exec exec;          /* template: weights = copy 0; y, act and x owned here (x: cols columns) */
+    hsdr_weight_copies own;  /* host variants: its own copies (the prepared form, or raw PTQ1_0 when not shared) */
+    hsdr_weight_copies *wc;  /* host variants: &own, or the configuration's shared raw copies */
+    hsdr_rotation dev_rot;   /* device variants: the rotation over the copies the variant made */
     hsdr_rotation *rot;
-    size_t copy_bytes;       /* bytes of one copy (footprint when prepared) */
     void **scratch;          /* per thread */
     int nthreads;
     int *r0, *r1;            /* per-thread row ranges */
