@@ -8,7 +8,7 @@
 #include "kernel.h"
 #include "rng.h"
 
-/* The most activation columns a case takes (the widest multi-column kernel, cuda.production_cols). */
+/* The most activation columns a case takes (the widest multi-column kernel, cuda.cols). */
 #define HSDR_CASE_MAX_COLS 8
 
 typedef enum { HSDR_MODE_HOT, HSDR_MODE_COLD, HSDR_MODE_COUNT } hsdr_mode;

@@ -191,7 +191,8 @@ int hsdr_cmd_profile(int argc, char **argv)
         rc = HSDR_EXIT_USAGE;
         goto out;
     }
-    /* the floor: every weight byte read once per token at the measured DRAM read bandwidth */
+    /* the host's floor: every weight byte read once per token at the host's measured DRAM read bandwidth (device
+     * variants replace it with their device's own read of the same bytes, per row) */
     const hsdr_bw_result *bw;
     double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
@@ -204,13 +205,15 @@ int hsdr_cmd_profile(int argc, char **argv)
         (double)(hsdr_model_token_bytes(model) - (o.head ? 0 : hsdr_gemv_weight_bytes(&model->head)));
     const double full_floor_ns = full_bytes / ceiling * 1e9;
     printf("hsdr profile: %s, %d of %d layers%s measured (%d attention), %zu GEMVs, %.1f MB of PTQ1_0 weights per "
-           "measured token (%s the %.0f MB last-level cache: %s); %d token(s), %d thread(s) (%s), activations %s\n",
+           "measured token (%s the host CPU's %.0f MB last-level cache: %s there); %d token(s), %d thread(s) (%s), "
+           "activations %s\n",
            model->name, o.layers, model->n_layers, o.head ? " + head" : "", attn_layers, ng, total_bytes / 1e6,
            total_bytes > 4 * hsdr_machine_llc_bytes() ? "over 4x" : "not over 4x", hsdr_machine_llc_bytes() / 1e6,
            total_bytes > 4 * hsdr_machine_llc_bytes() ? "cold" : "partly cache-resident, not cold", o.tokens,
            o.threads, hsdr_pool_pinning(pool), hsdr_dist_name(o.dist));
-    printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV. Floor: weight bytes / %.1f "
-           "GB/s (DRAM read, %d thread(s), measured now).\n",
+    printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV. Floor: weight bytes / the "
+           "ceiling: for host variants %.1f GB/s (the host CPU's DRAM read, %d thread(s), measured now); for device "
+           "variants the device's own streaming read of the same bytes (its own line).\n",
            ceiling / 1e9, o.threads);
     for (size_t i = 0; i < ng; i++)
         if (g[i].dist != o.dist) {
@@ -226,7 +229,7 @@ int hsdr_cmd_profile(int argc, char **argv)
     cJSON_AddNumberToObject(doc, "tokens", o.tokens);
     cJSON_AddNumberToObject(doc, "threads", o.threads);
     cJSON_AddBoolToObject(doc, "cold", total_bytes > 4 * hsdr_machine_llc_bytes());
-    cJSON_AddNumberToObject(doc, "ceiling_bytes_per_s", ceiling);
+    cJSON_AddNumberToObject(doc, "host_ceiling_bytes_per_s", ceiling); /* each variant names its own ceiling */
     cJSON_AddItemToObject(doc, "context", hsdr_machine_context());
     cJSON *vres = cJSON_AddArrayToObject(doc, "variants");
     float *x = malloc(sizeof(float) * (size_t)max_k);
@@ -370,6 +373,9 @@ int hsdr_cmd_profile(int argc, char **argv)
             snprintf(full, sizeof full, "%.2f", full_ns / 1e6);
         printf("%-14s %12.3f %12.1f %10.3f %10.1f %9s %12.1f\n", v->name, med / 1e6, 1e9 / med, floor_ns / 1e6,
                100.0 * floor_ns / med, full, convert_ns / 1e6);
+        if (v->device)
+            printf("%-14s   floor from %s's streaming read of %.1f MB: %.1f GB/s (cold)\n", "",
+                   v->device->describe(), total_bytes / 1e6, ceiling_v / 1e9);
         cJSON *vo = cJSON_CreateObject();
         cJSON_AddStringToObject(vo, "variant", v->name);
         cJSON_AddNumberToObject(vo, "ms_per_token_measured", med / 1e6);
@@ -383,6 +389,7 @@ int hsdr_cmd_profile(int argc, char **argv)
         }
         cJSON_AddNumberToObject(vo, "floor_ms_per_token_full_model", full_floor_ns * ceiling / ceiling_v / 1e6);
         cJSON_AddNumberToObject(vo, "ceiling_bytes_per_s", ceiling_v);
+        cJSON_AddStringToObject(vo, "ceiling_of", v->device ? v->device->describe() : "the host CPU's DRAM read");
         if (v->device) {
             cJSON_AddStringToObject(vo, "device", v->device->describe());
             cJSON_AddStringToObject(vo, "timing", "one CUDA graph per token, replayed back to back (device clock)");

@@ -188,7 +188,7 @@ static const char *activations_of(const path *p, char *buf, size_t n, const qual
     if (!p->v)
         snprintf(buf, n, "fp32 (not quantized), double-double GEMV");
     else if (strcmp(p->v->family, "production") == 0 || strcmp(p->v->family, "baseline") == 0)
-        snprintf(buf, n, "Q8_0");
+        snprintf(buf, n, "%s", (p->v->outputs & HSDR_OUT_Y_Q8_1) ? "Q8_1" : "Q8_0"); /* the CUDA kernels: Q8_1 */
     else if (strcmp(p->v->family, "flns") == 0)
         snprintf(buf, n, "LNS8, fLNS tree F=%d b=%d", o->F, o->b);
     else if (strcmp(p->v->family, "q1516") == 0)

@@ -375,11 +375,15 @@ oom:
                        in->weight_bytes);
 }
 
-/* One full device launch on copy 0 (a sample outside any rotation), y copied back into ts->exec.y. */
+/* One full device launch on copy 0 (a sample outside any rotation) on the activations ts->exec.x holds now (uploaded
+ * first, outside the sample: callers such as hsdr quality change them between runs, as a host variant's prologue
+ * would read them), y copied back into ts->exec.y. */
 static int device_full(hsdr_timing_setup *ts)
 {
     hsdr_subject s;
     double ns;
+    if (ts->v->device->set_input(ts->dev, ts->exec.x, ts->err, sizeof ts->err) != 0)
+        return -1;
     hsdr_timing_subject(ts, -1, 0, 0, &s);
     s.rot = NULL;
     if (hsdr_sample(&s, &ns) != 0) {

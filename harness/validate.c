@@ -17,20 +17,20 @@ int hsdr_y_reference_for(const hsdr_variant *v, const hsdr_case *c, const hsdr_i
     const int N = in->N;
     const char *f = v->family;
     if (v->outputs & HSDR_OUT_Y_Q8_1) {
-        /* the CUDA production sequence (Q8_1 activations, warp butterfly): bit-identical to its reference */
+        /* a CUDA Q8_1 sequence (its lanes, warps and butterfly): bit-identical to its reference */
         float *y = malloc(sizeof(float) * (size_t)N);
         hsdr_block_q8_1 *q = malloc(sizeof(hsdr_block_q8_1) * (size_t)(in->K / 32));
         if (!y || !q) {
             free(y), free(q);
             return -1;
         }
-        hsdr_matvec_q8_1_lanes(in->W, in->x, in->K, N, hsdr_variant_q8_1_lanes(v, in->K, N), q, y);
+        hsdr_matvec_q8_1(in->W, in->x, in->K, N, v->q8_1_order(in->K, N), q, y);
         for (int r = 0; r < N; r++) {
             yr->ref[r] = y[r];
             yr->tol[r] = -1.0;
         }
         free(y), free(q);
-        yr->what = "bit-identical to the CUDA production sequence (hsdr_matvec_q8_1_lanes)";
+        yr->what = "bit-identical to its CUDA Q8_1 sequence (hsdr_matvec_q8_1)";
     } else if (strcmp(f, "production") == 0 || strcmp(f, "baseline") == 0) {
         /* production-equivalent and our own baselines: bit-identical to the production fused sequence */
         for (int r = 0; r < N; r++) {

@@ -11,6 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "matvec.h" /* hsdr_q8_1_order */
+#ifdef __cplusplus
+}
+#endif
+
 /* Canonical stage names (timers, likwid regions, results and plots all use hsdr_stage_name()). */
 typedef enum {
     HSDR_STAGE_DECODE,
@@ -36,8 +44,8 @@ enum {
     HSDR_OUT_C = 1u << 5,      /* state counts per group, exact */
     HSDR_OUT_Q1516 = 1u << 6,  /* Q15.16 per group and per row, within the spec bound */
     HSDR_OUT_FLNS = 1u << 7,   /* fLNS root (lambda, sign) per group, exact */
-    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to the CUDA production sequence (hsdr_matvec_q8_1_lanes with
-                                  the variant's lanes per row), computed by the checker from the case's weights and x */
+    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to a CUDA Q8_1 sequence (hsdr_matvec_q8_1 in the
+                                  variant's q8_1_order), computed by the checker from the case's weights and x */
 };
 
 /* Inputs and outputs of one matvec. Output pointers are NULL when not wanted; a variant writes only those it
@@ -132,9 +140,9 @@ struct hsdr_variant {
     const char *(*unavailable)(void);
     /* Checking interface: the whole matvec with every declared output. Returns 0, or non-zero with a message. */
     int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
-    /* HSDR_OUT_Y_Q8_1: the lanes per row of the reference sequence for a K x N matrix (hsdr_matvec_q8_1_lanes);
-     * NULL: HSDR_CUDA_ROW_LANES. Use hsdr_variant_q8_1_lanes. */
-    int (*q8_1_lanes)(int K, int N);
+    /* HSDR_OUT_Y_Q8_1 (required there): the reduction order of the reference sequence for a K x N matrix
+     * (hsdr_matvec_q8_1: lanes and warps per row). */
+    hsdr_q8_1_order (*q8_1_order)(int K, int N);
     /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
     int (*auto_prescale)(const float *x, size_t n, int *e, size_t *bad);
@@ -165,8 +173,6 @@ struct hsdr_variant {
     const hsdr_device_ops *device;
 };
 
-/* The lanes per row of v's HSDR_OUT_Y_Q8_1 reference sequence at K x N. */
-int hsdr_variant_q8_1_lanes(const hsdr_variant *v, int K, int N);
 
 /* Whether v has a timing interface (host rows, or a device): benchmarked by run, profile, quality and gbench. */
 static inline bool hsdr_variant_timed(const hsdr_variant *v)

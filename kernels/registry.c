@@ -123,22 +123,36 @@ const hsdr_variant hsdr_registry[] = {
     HSDR_CPU_STATESET_VARIANTS
     /* ---- CUDA (kernels/cuda/): timed by the device's clock (CUDA events) through their device ops ---- */
     {.name = "cuda.production", .backend = "cuda", .family = "production",
-     .summary = "production PTQ1_0 generic mat-vec on CUDA: Q8_1 activations (encode), then one kernel (reduce, with "
-                "decode, scale and merge fused): one lane per 128-block, 4-byte decode (bytes spread into 16-bit "
-                "lanes, x3 per digit), dp4a, fmaf chain, xor-butterfly warp sum per row",
+     .summary = "the fork's one-column PTQ1_0 mat-vec as dispatched on sm_89+ (docs/cuda-production.md): Q8_1 "
+                "activations in the SOA_ISUM layout (encode), then mul_mat_vec_q's geometry (reduce): a warp per row "
+                "below K = 16384, else a 128-thread CTA per row; raw digits in dp4a, exact sums subtracted, fmaf chain",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
-     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .unavailable = hsdr_cuda_production_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_production_ops},
-    {.name = "cuda.production_cols", .backend = "cuda", .family = "production",
-     .summary = "production PTQ1_0 dedicated 1..8-column kernel on CUDA (the cols axis): Q8_1 activations "
-                "(encode), then the mat-vec launched programmatically dependent on it (reduce): 8, 16 or 32 lanes per "
-                "row by the row count, floor-form digits (one multiply per two bytes, no masking), dp4a of the digits "
-                "against the activations, exact sums subtracted, fmaf chain, xor-butterfly row sum",
+    {.name = "cuda.production_pt", .backend = "cuda", .family = "baseline",
+     .summary = "the fork's planar PT one-column PTQ1_0 mat-vec (what it dispatches on sm_75..sm_87; a baseline "
+                "elsewhere): Q8_1 activations in 16-byte planes (encode), then 128-thread CTAs over (row group, "
+                "K-block) items, every block rounded alone into shared memory, one thread per row adds them in four "
+                "interleaved accumulators",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
-     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_lanes = hsdr_cuda_cols_lanes,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_pt_order,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .device = &hsdr_cuda_production_pt_ops},
+    {.name = "cuda.lanes8", .backend = "cuda", .family = "baseline",
+     .summary = "our one-column mat-vec: activations staged in shared memory once per CTA, 8 lanes per row (4 rows per "
+                "warp), the fork's per-block fmaf chain",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_lanes8_order,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_lanes8_ops},
+    {.name = "cuda.cols", .backend = "cuda", .family = "baseline",
+     .summary = "our 1..8-column mat-vec (the cols axis): floor-form digits, activations of every column staged per "
+                "CTA, 8/16/32 lanes per row by the row count, launched programmatically dependent on the encode",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_cols_order,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 6, D(REDUCE) = 12, D(SCALE) = 5},
-     .max_cols = 8, .merge_is_tree = true, .device = &hsdr_cuda_production_cols_ops},
+     .max_cols = 8, .merge_is_tree = true, .device = &hsdr_cuda_cols_ops},
     {.name = "cuda.direct", .backend = "cuda", .family = "direct",
      .summary = "warp direct 8-phase: LNS8 encode + automatic pre-scale on the device (encode), then one kernel "
                 "(reduce, with decode, phase routing, scale and merge fused): lane j owns lanes 4j..4j+3 of every "
@@ -239,11 +253,6 @@ const hsdr_variant hsdr_registry[] = {
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];
 
-int hsdr_variant_q8_1_lanes(const hsdr_variant *v, int K, int N)
-{
-    return v->q8_1_lanes ? v->q8_1_lanes(K, N) : HSDR_CUDA_ROW_LANES;
-}
-
 const hsdr_variant *hsdr_variant_find(const char *name)
 {
     for (size_t i = 0; i < hsdr_registry_count; i++)
@@ -254,10 +263,17 @@ const hsdr_variant *hsdr_variant_find(const char *name)
 
 const hsdr_variant *hsdr_backend_production(const char *backend)
 {
+    /* the backend's production variant that runs here (a device may have the fork dispatch one of several), else
+     * its first */
+    const hsdr_variant *first = NULL;
     for (size_t i = 0; i < hsdr_registry_count; i++)
-        if (strcmp(hsdr_registry[i].backend, backend) == 0 && strcmp(hsdr_registry[i].family, "production") == 0)
-            return &hsdr_registry[i];
-    return NULL;
+        if (strcmp(hsdr_registry[i].backend, backend) == 0 && strcmp(hsdr_registry[i].family, "production") == 0) {
+            if (!hsdr_variant_unavailable(&hsdr_registry[i]))
+                return &hsdr_registry[i];
+            if (!first)
+                first = &hsdr_registry[i];
+        }
+    return first;
 }
 
 const char *hsdr_variant_unavailable(const hsdr_variant *v)

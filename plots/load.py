@@ -316,7 +316,8 @@ def load_breakeven(path):
 
 
 PROFILE_FIELDS = {"model": "string", "layers_measured": "integer", "layers_model": "integer", "tokens": "integer",
-                  "threads": "integer", "cold": "boolean?", "ceiling_bytes_per_s": "number?", "variants": "array"}
+                  "threads": "integer", "cold": "boolean?", "host_ceiling_bytes_per_s": "number?",
+                  "ceiling_bytes_per_s": "number?", "variants": "array"}  # ceiling_bytes_per_s: files before 2026-12
 PROFILE_VARIANT_FIELDS = {"variant": "string", "ms_per_token_measured": "number", "tokens_per_s_measured": "number",
                           "floor_ms_per_token_measured": "number", "ms_per_token_full_model_extrapolated": "number?",
                           "tokens_per_s_full_model_extrapolated": "number?", "convert_ms": "number?",

@@ -72,14 +72,14 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
-void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
-                            float *y)
+void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
+                      float *y)
 {
-    enum { MAX_LANES = 32 };
-    const int G = K / HSDR_QK;
+    enum { MAX_LANES = 32, MAX_WARPS = 32 };
+    const int G = K / HSDR_QK, lanes = order.lanes, threads = order.pt4 ? 1 : order.lanes * order.warps;
     hsdr_q8_1_quantize(x, (size_t)K, y_q8);
     for (int r = 0; r < N; r++) {
-        float p[MAX_LANES] = {0.0f};
+        float p[MAX_LANES * MAX_WARPS] = {0.0f};
         for (int b = 0; b < G; b++) {
             const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
             int8_t t[HSDR_QK];
@@ -89,8 +89,22 @@ void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int 
                 const hsdr_block_q8_1 *a = &y_q8[4 * b + k];
                 acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum32(t + 32 * k, a->qs), acc);
             }
-            p[b % lanes] = fmaf(hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk)), acc, p[b % lanes]);
+            const float dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+            if (order.pt4) { /* the block rounded on its own, then its accumulator */
+                const float v = dw * acc;
+                const int m = b < G / 4 * 4 ? b % 4 : 0;
+                p[m] = p[m] + v;
+            } else {
+                p[b % threads] = fmaf(dw, acc, p[b % threads]);
+            }
         }
+        if (order.pt4) {
+            y[r] = (p[0] + p[1]) + (p[2] + p[3]);
+            continue;
+        }
+        for (int w = 1; w < order.warps; w++) /* warp 0 adds the other warps' partials, lane by lane */
+            for (int l = 0; l < lanes; l++)
+                p[l] = p[l] + p[w * lanes + l];
         for (int o = lanes / 2; o >= 1; o /= 2) {
             float q[MAX_LANES];
             for (int l = 0; l < lanes; l++)
@@ -101,15 +115,34 @@ void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int 
     }
 }
 
-void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y)
+void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
+                            float *y)
 {
-    hsdr_matvec_q8_1_lanes(W, x, K, N, HSDR_CUDA_ROW_LANES, y_q8, y);
+    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false}, y_q8, y);
 }
 
-int hsdr_cuda_cols_lanes(int K, int N)
+hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N)
+{
+    (void)N;
+    return K / HSDR_QK < 128 ? (hsdr_q8_1_order){32, 1, false} : (hsdr_q8_1_order){32, 4, false};
+}
+
+hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N)
+{
+    (void)K, (void)N;
+    return (hsdr_q8_1_order){1, 1, true};
+}
+
+hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N)
+{
+    (void)K, (void)N;
+    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false};
+}
+
+hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N)
 {
     (void)K;
-    return N >= 16384 ? 8 : N >= 8192 ? 16 : 32;
+    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false};
 }
 
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)

@@ -6,6 +6,7 @@
  *   q1516        per group Q_g (spec implementation) and per row sum_g Q_g in int64 */
 #ifndef HSDR_MATVEC_H
 #define HSDR_MATVEC_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "q8.h"
@@ -15,21 +16,39 @@ enum hsdr_fma_mode { HSDR_UNFUSED = 0, HSDR_FUSED = 1 };
 /* One row's production dot: row = K/128 PTQ1_0 blocks, y = K/32 Q8_0 blocks. */
 float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, enum hsdr_fma_mode mode);
 
-/* The CUDA production kernels' fp32 sequence (kernels/cuda/production.cu and production_cols.cu; spec/ptq1_0.md
- * section 5), the reference their output is held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8:
- * K/32 blocks). `lanes` lanes per row (a power of two, 1..32); lane l owns the 128-blocks b = l, l + lanes, ... in
- * increasing order: acc_b = the fused chain of section 7 step 3 over the block's four Q8_1 blocks (acc =
- * fmaf(d8_k, isum_k, acc), k = 0..3, from +0), p_l = fmaf(d_w, acc_b, p_l) from +0; then the xor butterfly over the
- * row's lanes: for o = lanes / 2, ..., 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's
- * value. The generic kernel (cuda.production) uses HSDR_CUDA_ROW_LANES (8) lanes: hsdr_matvec_q8_1_warp. */
-#define HSDR_CUDA_ROW_LANES 8
+/* The fp32 sequences of the CUDA PTQ1_0 x Q8_1 kernels (docs/cuda-production.md), the references their output is
+ * held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8: K/32 blocks). A row is split over
+ * lanes x warps threads (lanes a power of two, 1..32; warps 1..32); thread t = w * lanes + l owns the 128-blocks
+ * b = t, t + lanes * warps, ... in increasing order: acc_b = the fused chain of spec/ptq1_0.md section 7 step 3 over the
+ * block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k, acc), k = 0..3, from +0; isum_k exact), p_t = fmaf(d_w, acc_b,
+ * p_t) from +0. Then lane l of warp 0 adds the other warps' lane-l values in warp order, one rounding each
+ * (((p_l + p_{lanes + l}) + p_{2 lanes + l}) + ...: the fork's shared-memory step), and the xor butterfly over the
+ * lanes: for o = lanes / 2, ..., 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's value.
+ * pt4 (the fork's planar PT kernel; lanes and warps unused): each block's value is rounded on its own,
+ * p_b = d_w * acc_b (an unfused multiply), and one thread adds them into four accumulators from +0: blocks 4i + m
+ * into s_m for every complete quad in increasing i, the remaining K/128 mod 4 blocks into s_0 in order; then
+ * y = (s_0 + s_1) + (s_2 + s_3). */
+typedef struct {
+    int lanes, warps;
+    bool pt4;
+} hsdr_q8_1_order;
+void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
+                      float *y);
+/* The same with one warp of `lanes` lanes (warps = 1). */
 void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
                             float *y);
-void hsdr_matvec_q8_1_warp(const uint8_t *W, const float *x, int K, int N, hsdr_block_q8_1 *y_q8, float *y);
-/* The lanes per row of the dedicated 1..8-column kernel (cuda.production_cols) for an N-row matrix: 8 from 16384
- * rows, 16 from 8192, else 32, so that a matrix of few rows still gives every SM enough warps. Fixed by the shape
- * alone: every column count gives each column the same bits. */
-int hsdr_cuda_cols_lanes(int K, int N);
+/* The order of the fork's one-column SOA_ISUM mat-vec (cuda.production, docs/cuda-production.md section 3): K/128 <
+ * 128 blocks (K < 16384): a warp per row, {32 lanes, 1 warp}; else a 128-thread CTA per row, {32 lanes, 4 warps}. */
+hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N);
+/* The order of the fork's planar PT one-column kernel (cuda.production_pt: sm_75 .. sm_87): pt4. */
+hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N);
+/* Our 8-lanes-per-row kernel (cuda.lanes8): {8, 1}. */
+#define HSDR_CUDA_ROW_LANES 8
+hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N);
+/* Our dedicated 1..8-column kernel (cuda.cols) for an N-row matrix: 8 lanes from 16384 rows, 16 from 8192, else 32,
+ * one warp, so that a matrix of few rows still gives every SM enough warps. Fixed by the shape alone: every column
+ * count gives each column the same bits. */
+hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N);
 
 /* abs_terms (optional, N entries): sum |t - 1| * |d| * |x|, the scale of the tolerance of spec/vectors.md. */
 void hsdr_matvec_exact(const uint8_t *W, const float *x, int K, int N, double *y, double *abs_terms);

@@ -1,4 +1,4 @@
-// host-in-window.cu: how much time the host calls that the old cuda.production_cols launch path made between its
+// host-in-window.cu: how much time the host calls that the old cuda.production_cols (now cuda.cols) launch path made between its
 // CUDA events (cudaGetDevice, two cudaDeviceGetAttribute, cudaFuncSetAttribute, the occupancy query; kernels/cuda/
 // production_cols.cu before the one-engine change) add to an event-timed launch. A streaming read of one bonsai2-27b
 // FFN matrix's bytes is timed with and without those calls inside the window, interleaved in rounds, so that drift

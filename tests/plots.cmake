@@ -22,7 +22,7 @@ ${PLOTS_DATA}/columns/results.jsonl >$d/results.jsonl && ${PROJECT_SOURCE_DIR}/p
 echo exit=$rc")
 set_tests_properties(plots.bad_row PROPERTIES LABELS plots
   PASS_REGULAR_EXPRESSION "results\\.jsonl:2: field 'cols' should be integer, got \"one\".*exit=2")
-# the columns section from result rows with cols > 1 (cuda.production_cols measured on the H200: see the fixture's
+# the columns section from result rows with cols > 1 (cuda.production_cols, since renamed cuda.cols, measured on the H200: see the fixture's
 # matrix.yaml): per model and for the K sweep, 1 column against 8, with the gain
 add_test(NAME plots.columns_rows COMMAND sh -c "d=$(mktemp -d) && cp ${PLOTS_DATA}/columns/results.jsonl $d/ && \
 ${PROJECT_SOURCE_DIR}/plots/run $d >/dev/null; rc=$?; sed -n '/^## Several columns/,$p' $d/REPORT.md; rm -rf $d; \

@@ -1,6 +1,6 @@
-/* The dedicated 1..8-column CUDA kernel (hsdr_cuda_production_cols) against its reference, column by column and bit
- * for bit: every column of every column count must equal hsdr_matvec_q8_1_lanes of that column alone, with the
- * kernel's lanes per row (hsdr_cuda_cols_lanes). Shapes cross the lane thresholds (8192 and 16384 rows), K covers one
+/* The dedicated 1..8-column CUDA kernel (hsdr_cuda_cols) against its reference, column by column and bit
+ * for bit: every column of every column count must equal hsdr_matvec_q8_1 of that column alone, in the
+ * kernel's order (hsdr_cuda_cols_order). Shapes cross the lane thresholds (8192 and 16384 rows), K covers one
  * block to the 17408 of bonsai2-27b's ffn_down, and some columns are all zeros (the amax = 0 path). The output is
  * poisoned (NaN) by the kernel's driver before the launch; every element is checked. Without a CUDA device the test
  * says why once and is skipped (exit 77). */
@@ -47,11 +47,11 @@ int main(void)
                 X[(size_t)c * K + k] = (float)(hsdr_rng_gaussian(&rng) * scale);
         }
         char err[512] = "";
-        const int rc = hsdr_cuda_production_cols(W, X, K, N, ncols, Y, err, sizeof err);
+        const int rc = hsdr_cuda_cols(W, X, K, N, ncols, Y, err, sizeof err);
         CHECK(rc == 0, "K=%d N=%d columns=%d: %s", K, N, ncols, err);
-        const int lanes = hsdr_cuda_cols_lanes(K, N);
+        const int lanes = hsdr_cuda_cols_order(K, N).lanes;
         for (int c = 0; c < ncols && rc == 0; c++) {
-            hsdr_matvec_q8_1_lanes(W, X + (size_t)c * K, K, N, lanes, q, want);
+            hsdr_matvec_q8_1(W, X + (size_t)c * K, K, N, hsdr_cuda_cols_order(K, N), q, want);
             for (int r = 0; r < N; r++) {
                 const float got = Y[(size_t)c * N + r];
                 CHECK(memcmp(&got, &want[r], sizeof got) == 0,

@@ -297,7 +297,7 @@ static void check_shapes_matrix(void)
 /* ---- the cols axis: a second table (the first has no multi-column variant, and its counts are hand-worked) ---- */
 
 /* A one-column variant (max_cols 0), a state-set one that says 1 explicitly, one of 8 columns (like
- * cuda.production_cols) and one of 4 that also uses R: the only way to reach the max_cols skip below the axis's bound
+ * cuda.cols) and one of 4 that also uses R: the only way to reach the max_cols skip below the axis's bound
  * of 8, and R x cols crossed. */
 static const hsdr_variant col_fakes[] = {
     {.name = "fake.one", .backend = "fake", .family = "direct", .rows = fake_rows},

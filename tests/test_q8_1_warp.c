@@ -1,8 +1,10 @@
-/* The CUDA production sequence's reference (hsdr_matvec_q8_1_lanes, and hsdr_matvec_q8_1_warp = 8 lanes) on fresh
- * random rows, with 1, 2, 4, ..., 32 lanes per row. With at most `lanes` blocks per row every lane owns one block, so
- * the result must equal an independent model: each block's value from the CPU production dot of a one-block row
- * (fused, on the same Q8_1 scales and integers), summed by halving strides (lanes l and l + lanes/2, ..., then + 1),
- * which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32 bound.
+/* The reference of the CUDA Q8_1 sequences (hsdr_matvec_q8_1) on fresh random rows, with 1, 2, 4, ..., 32 lanes and
+ * 1..4 warps per row, the fork's planar PT order (pt4: any length), and the orders of the other CUDA kernels (the fork's SOA_ISUM order crosses K = 16384). With at
+ * most lanes x warps blocks per row every thread owns one block, so the result must equal an independent model: each
+ * block's value from the CPU production dot of a one-block row (fused, on the same Q8_1 scales and integers), the
+ * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
+ * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
+ * bound.
  * Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
@@ -15,7 +17,7 @@
 #include "random_ptq1_0.h"
 #include "testing.h"
 
-enum { KMAX = 8192, NMAX = 24 };
+enum { KMAX = 17408, NMAX = 24 };
 
 int main(void)
 {
@@ -27,9 +29,19 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        const int lanes = it % 3 ? 1 << hsdr_rng_below(&rng, 6) : HSDR_CUDA_ROW_LANES;
-        const int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? lanes : KMAX / HSDR_QK), K = G * HSDR_QK;
+        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false};
+        int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? o.lanes * o.warps : KMAX / HSDR_QK);
+        if (it % 5 == 4) /* the SOA_ISUM order on both sides of its threshold (127, 128 and 136 blocks) */
+            G = it % 3 == 0 ? 127 : it % 3 == 1 ? 128 : 136;
+        const int K = G * HSDR_QK;
         const int N = 1 + (int)hsdr_rng_below(&rng, NMAX);
+        if (it % 5 == 4)
+            o = it % 2 ? hsdr_cuda_soa_order(K, N) : hsdr_cuda_cols_order(K, N);
+        else if (it % 7 == 3)
+            o = hsdr_cuda_lanes8_order(K, N);
+        else if (it % 7 == 5)
+            o = hsdr_cuda_pt_order(K, N);
+        const int lanes = o.lanes, threads = o.pt4 ? KMAX : o.lanes * o.warps;
         for (int r = 0; r < N; r++)
             random_ptq1_0_blocks(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, (size_t)G);
         const double scale = ldexp(1.0, (int)hsdr_rng_below(&rng, 16) - 8);
@@ -37,10 +49,10 @@ int main(void)
             x[k] = (float)(hsdr_rng_gaussian(&rng) * scale);
         for (int r = 0; r < N; r++)
             y[r] = NAN; /* poison */
-        if (lanes == HSDR_CUDA_ROW_LANES && it % 2)
-            hsdr_matvec_q8_1_warp(W, x, K, N, q, y);
-        else
+        if (o.warps == 1 && !o.pt4 && it % 2)
             hsdr_matvec_q8_1_lanes(W, x, K, N, lanes, q, y);
+        else
+            hsdr_matvec_q8_1(W, x, K, N, o, q, y);
         hsdr_matvec_exact(W, x, K, N, ye, mag);
         for (int b = 0; b < K / 32; b++) { /* the same scales and integers as Q8_0 blocks */
             q0[b].d = q[b].d;
@@ -48,21 +60,33 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
-            if (G <= lanes) {
-                float lane[32] = {0.0f};
+            if (o.pt4) { /* every block rounded alone, four interleaved accumulators, the tail into the first */
+                float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                for (int b = 0; b < G; b++)
+                    s[b < G / 4 * 4 ? b % 4 : 0] +=
+                        hsdr_dot_ptq1_0_q8_0(row + (size_t)b * HSDR_PTQ1_0_BYTES, q0 + 4 * b, HSDR_QK, HSDR_FUSED);
+                const float want = (s[0] + s[1]) + (s[2] + s[3]);
+                CHECK(y[r] == want && !(y[r] == 0.0f && signbit(y[r])),
+                      "K=%d N=%d pt4 row %d: %.9g, the independent model gives %.9g", K, N, r, (double)y[r],
+                      (double)want);
+            } else if (G <= threads) {
+                float lane[128] = {0.0f};
                 for (int b = 0; b < G; b++)
                     lane[b] = hsdr_dot_ptq1_0_q8_0(row + (size_t)b * HSDR_PTQ1_0_BYTES, q0 + 4 * b, HSDR_QK,
                                                    HSDR_FUSED);
+                for (int w = 1; w < o.warps; w++)
+                    for (int l = 0; l < lanes; l++)
+                        lane[l] = lane[l] + lane[w * lanes + l];
                 for (int stride = lanes / 2; stride >= 1; stride /= 2)
                     for (int l = 0; l < stride; l++)
                         lane[l] = lane[l] + lane[l + stride];
                 CHECK(y[r] == lane[0] && !(y[r] == 0.0f && signbit(y[r])),
-                      "K=%d N=%d lanes %d row %d: %.9g, the independent model gives %.9g", K, N, lanes, r, (double)y[r],
-                      (double)lane[0]);
+                      "K=%d N=%d lanes %d warps %d row %d: %.9g, the independent model gives %.9g", K, N, lanes,
+                      o.warps, r, (double)y[r], (double)lane[0]);
             }
             /* Q8_1 moves each activation by at most its block's d8 / 2 <= amax / 254 * (1 + 2^-10) (fp16 d); the
              * fp32 sequence (at most 4 + 2 G / 32 + 5 roundings of 2^-24 on sums of at most the magnitude) stays
-             * far under 1e-5 of the magnitude for K <= 8192 */
+             * far under 1e-5 of the magnitude for K <= 17408 */
             double amax = 0.0, wsum = 0.0;
             for (int k = 0; k < K; k++)
                 amax = fmax(amax, fabs((double)x[k]));

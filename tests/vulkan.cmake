@@ -13,5 +13,15 @@ if(HSDR_VULKAN_ON)
     "none of the selected variants can run here"
     -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_DEVICE=nosuchgpu $<TARGET_FILE:hsdr> check --backend vulkan
     ${VEC}/spec-examples.json)
-  set_tests_properties(cli.check_vulkan cli.run_vulkan cli.vulkan_bad_device PROPERTIES LABELS "cli;vulkan")
+  # a device variant in the quality study runs on each token's activations (uploaded per run): vulkan.production
+  # must give cpu.production's numbers exactly
+  add_test(NAME cli.quality_device COMMAND $<TARGET_FILE:hsdr> quality --model bonsai-4b
+    --layers 1 --seeds 1 --tokens 2 --vocab 1024 --variants cpu.production,vulkan.production
+    --json ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
+  add_test(NAME cli.quality_device_same COMMAND ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/quality_device.py
+    ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
+  set_tests_properties(cli.quality_device_same PROPERTIES DEPENDS cli.quality_device
+    PASS_REGULAR_EXPRESSION "quality_device: vulkan.production equals cpu.production")
+  set_tests_properties(cli.check_vulkan cli.run_vulkan cli.vulkan_bad_device cli.quality_device
+    cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

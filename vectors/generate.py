@@ -1512,6 +1512,37 @@ def gen_matvec(rng):
                  "weights_hex": wh, "x": [num(x) for x in xs]}
             c["expect"] = matvec_expect(K, N, rows_t, rows_d, xs, K <= 1024)
             cases.append(c)
+    # Across the row-split thresholds of the CUDA kernels (docs/cuda-production.md: the fork's one-column SOA_ISUM
+    # mat-vec takes a warp per row below 128 K-blocks, a 128-thread CTA per row from 128): 127, 128 and 136 K-blocks
+    # (K = 17408: bonsai2-27b's ffn_down), with zero blocks (all-zero digits, d = 0 or not) and fp16 scale extremes
+    # (largest normal, smallest subnormal, both signs) among quantizer-made blocks.
+    extremes = [0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x0400]
+    for K, N in ((16256, 2), (16384, 3), (17408, 2)):
+        xs = [gauss32(rng) for _ in range(K)]
+        rows_t, rows_d = [], []
+        for r in range(N):
+            t, ds = [], []
+            for g in range(K // 128):
+                if g % 11 == 5:
+                    t += [0] * 128
+                    ds.append(0 if g % 2 else rand_f16_normal(rng, 0.001, 1.0))
+                elif g % 13 == 7:
+                    t += rand_trits(rng, 128)
+                    ds.append(extremes[(g // 13 + r) % len(extremes)])
+                else:
+                    tb, db = ptq_quantize([gauss32(rng, rng.uniform(0.005, 0.05)) for _ in range(128)])
+                    t += tb
+                    ds.append(db)
+            rows_t.append(t)
+            rows_d.append(ds)
+        wh = b"".join(ptq_pack(rows_t[r][128 * g:128 * g + 128], rows_d[r][g])
+                      for r in range(N) for g in range(K // 128)).hex()
+        c = {"id": "mv/K%d-N%d-cuda-split" % (K, N), "kind": "matvec",
+             "note": "K/128 = %d blocks, across the CUDA row-split threshold (128 blocks); Gaussian activations; zero "
+                     "blocks and fp16 scale extremes (+-65504, +-2^-24, 2^-14) among quantizer-made blocks" % (K // 128),
+             "K": K, "N": N, "weights_hex": wh, "x": [num(x) for x in xs]}
+        c["expect"] = matvec_expect(K, N, rows_t, rows_d, xs, False)
+        cases.append(c)
     return cases
 
 
@@ -1535,7 +1566,8 @@ FILES = [
      "examples, random groups, adversarial groups (|A| = 2^22, 0x80 lanes, cancellation, single lanes, pre-scales "
      "-10..10, subnormal / large / negative d_g, Q15.16 ties, fLNS renormalization, equal-Lambda cancellation)."),
     ("matvec.json", "mv", gen_matvec,
-     "PTQ1_0 matvec vectors: K in {128,256,384,1024,2048,5120}, N 1..8, weights from the reference quantizer on "
+     "PTQ1_0 matvec vectors: K in {128,256,384,1024,2048,5120}, N 1..8, plus K in {16256,16384,17408} across the CUDA "
+     "row-split threshold (zero blocks, fp16 scale extremes), weights from the reference quantizer on "
      "Gaussian floats (plus random-trit rows with random fp16 scales), activations Gaussian / Laplace / Student-t(3) / "
      "outliers / sparse / multi-decade / tiny / Q8_0 exact ties. y_exact and y_lns8 exact (17 digits), y_q8_0 the x86 "
      "production Q8_0 quantizer with the fused fp32 sequence of spec/ptq1_0.md section 7, A only for K <= 1024."),

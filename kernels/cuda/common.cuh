@@ -97,7 +97,7 @@ static inline void hsdr_cu_stage_alone(int stage, unsigned all, unsigned *skip, 
     }
 }
 
-/* ---- shared by the two production kernels (production.cu, production_cols.cu) ---- */
+/* ---- shared by the Q8_1 kernels of our baselines (lanes8.cu, cols.cu) ---- */
 
 /* Q8_1 quantization of one or more columns of K values (blockIdx.y = column; x, q, qsum advance by K, K/32 and K/32
  * per column): one warp per 32-block, bit-identical to hsdr_q8_1_quantize; qsum = the exact sum of each block's
@@ -158,7 +158,7 @@ int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **
 }
 
 /* hsdr_cu_create for a kernel table without its registry entry (name: for messages): the checking functions that
- * take their sizes directly (hsdr_cuda_production_cols) go through the same run. */
+ * take their sizes directly (hsdr_cuda_cols) go through the same run. */
 int hsdr_cu_open(const hsdr_cu_kernels *k, const char *name, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
                  hsdr_device_run **run, char *err, size_t errlen);
 

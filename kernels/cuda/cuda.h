@@ -14,30 +14,44 @@ extern "C" {
 
 /* NULL when a CUDA device can run the kernels, else why not (built without CUDA; no device; driver too old). */
 const char *hsdr_cuda_unavailable(void);
+/* cuda.production's: hsdr_cuda_unavailable, or why the device present is not one on which the fork dispatches its
+ * SOA_ISUM path (sm_75 .. sm_87 get its planar PT kernel instead: docs/cuda-production.md section 1). */
+const char *hsdr_cuda_production_unavailable(void);
 
 /* The checking interface of every CUDA variant: its own timed path (create, set_input, mark, enqueue, mark, elapsed,
  * output: one column), so the code checked against the vectors is the code that is timed. */
 int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
-/* cuda.production: Q8_1 activations quantized on the device (stage encode), then the generic mat-vec (one thread
- * per 128-block, 4-byte decode, dp4a, one warp per row: stage reduce, with decode, scale and merge fused into it);
- * y bit-identical to hsdr_matvec_q8_1_warp. */
+/* cuda.production: the PrismML fork's one-column PTQ1_0 mat-vec as it dispatches on sm_89 and newer (the H200):
+ * Q8_1 activations quantized on the device into the SOA_ISUM layout (stage encode), then the fork's mul_mat_vec_q
+ * geometry with the SOA vec-dot (stage reduce); y bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_soa_order
+ * (docs/cuda-production.md). */
 extern const hsdr_device_ops hsdr_cuda_production_ops;
 
-/* cuda.production_cols: the dedicated 1..8-column kernel, run by the harness with hsdr_exec.cols columns (its cols
- * axis; create refuses more than 8, or more than this device's shared memory stages, with
- * hsdr_cuda_production_cols_supported's message); each column's y bit-identical to hsdr_matvec_q8_1_lanes with
- * hsdr_cuda_cols_lanes(K, N) lanes per row. */
-extern const hsdr_device_ops hsdr_cuda_production_cols_ops;
+/* cuda.production_pt: the fork's planar PT one-column mat-vec (what the fork dispatches on sm_75 .. sm_87; a
+ * baseline on newer devices): Q8_1 activations in the PT layout (stage encode), then mul_mat_vec_ptq1_0_pt's
+ * geometry (stage reduce); y bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_pt_order (docs/cuda-production.md). */
+extern const hsdr_device_ops hsdr_cuda_production_pt_ops;
+
+/* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the
+ * activations staged in shared memory and 8 lanes per row (one thread per 128-block, 4-byte decode, dp4a: stage
+ * reduce, with decode, scale and merge fused into it); y bit-identical to hsdr_matvec_q8_1 in
+ * hsdr_cuda_lanes8_order. */
+extern const hsdr_device_ops hsdr_cuda_lanes8_ops;
+
+/* cuda.cols (our baseline): the dedicated 1..8-column kernel, run by the harness with hsdr_exec.cols columns (its
+ * cols axis; create refuses more than 8, or more than this device's shared memory stages, with
+ * hsdr_cuda_cols_supported's message); each column's y bit-identical to hsdr_matvec_q8_1 in
+ * hsdr_cuda_cols_order(K, N). */
+extern const hsdr_device_ops hsdr_cuda_cols_ops;
 
 /* The dedicated kernel on ncols (1..8) columns, through the same run the harness times: X holds ncols vectors of K
- * floats, Y receives ncols vectors of N (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1_lanes of that
- * column. Returns 0, or -1 with err. */
-int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
-                              size_t errlen);
+ * floats, Y receives ncols vectors of N (column c at Y + c * N), each bit-identical to hsdr_matvec_q8_1 of that
+ * column alone. Returns 0, or -1 with err. */
+int hsdr_cuda_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err, size_t errlen);
 /* 0 when this device's kernel takes ncols columns of K x N (1..8 columns, K a multiple of 128, the staged activations
  * within the shared memory a CTA may have), else -1 with the reason in err. */
-int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen);
+int hsdr_cuda_cols_supported(int K, int N, int ncols, char *err, size_t errlen);
 
 /* cuda.direct: LNS8 codes and the automatic pre-scale on the device (stage encode), then the warp direct 8-phase
  * kernel (stage reduce, with decode, routing by phase, scale and merge fused): A[8] exact, y within the fp32

@@ -34,6 +34,29 @@ extern "C" const char *hsdr_cuda_unavailable(void)
     return why[0] ? why : NULL;
 }
 
+extern "C" const char *hsdr_cuda_production_unavailable(void)
+{
+    static int checked;
+    static char why[512];
+    const char *no = hsdr_cuda_unavailable();
+    if (no)
+        return no;
+    if (!checked) {
+        checked = 1;
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+            const int cc = p.major * 100 + p.minor * 10;
+            if (cc >= 750 && cc < 890) /* the fork's ggml_cuda_q8_1_layout_host: Turing and Ampere take PT */
+                snprintf(why, sizeof why,
+                         "%s (sm_%d): the fork dispatches its planar PT one-column kernel here, which is "
+                         "cuda.production_pt; cuda.production is its SOA_ISUM path of sm_89 and newer "
+                         "(docs/cuda-production.md)",
+                         p.name, cc / 10);
+        }
+    }
+    return why[0] ? why : NULL;
+}
+
 /* ---- the shared device ops of the CUDA variants ---- */
 
 static size_t round256(size_t n)

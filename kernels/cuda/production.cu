@@ -1,201 +1,230 @@
-/* cuda.production: the production PTQ1_0 generic mat-vec design on CUDA (spec/ptq1_0.md section 5).
+/* cuda.production: the PrismML fork's one-column PTQ1_0 mat-vec as the fork dispatches it on sm_89 and newer (Ada,
+ * Hopper: the H200), re-implemented from docs/cuda-production.md (facts read from the fork's sources; the code is
+ * this project's). y is bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_soa_order.
  *
- * encode  one warp per 32 activations: amax by warp max, d = amax / 127, q = roundf(x / d) (IEEE division: no fast
- *         math), s = fp16(d * sum q): bit-identical to hsdr_q8_1_quantize.
- * matvec  the activations staged in shared memory once per CTA (bank-conflict-free padding); 8 lanes per row, one
- *         lane per 128-weight block (b = lane, lane + 8, ...), 4 rows per warp. The block's seven 32-bit words are
- *         decoded four bytes at a time: the bytes are spread into 16-bit lanes, multiplied by 3 per digit step, and
- *         the digit {0, 1, 2} is bits 8-9 of each lane and goes into dp4a against the four int8 activations of
- *         the same weights; the exact sum of each 32-block's activations (from the encode) is subtracted once. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
- *         p); then an xor butterfly over the row's 8 lanes. Every float operation is an explicit intrinsic, so nvcc
- *         cannot contract or reorder anything: the sequence is hsdr_matvec_q8_1_warp's, bit for bit. */
+ * encode  the fork's quantize_q8_1 for the SOA_ISUM layout: one thread per activation of the column padded to a
+ *         multiple of 4096 (padding reads as 0), 256-thread CTAs; amax by warp max, d = amax / 127, q = roundf(x / d),
+ *         the exact integer sum of the 32-block by warp sum. The 32 K-blocks of a group are transposed across 32
+ *         words: byte e of K-block kb lives in word group(kb) * 1152 + (e / 4) * 32 + (kb % 32), byte e % 4, and word
+ *         (32 + sub) * 32 + kb % 32 of the group holds the half2 (fp16 d, the exact int16 sum's bits) of 32-block
+ *         sub. The one difference from the fork: its build has -use_fast_math, so its two divisions are
+ *         div.approx.ftz; ours round correctly (hsdr_q8_1_quantize's quantization; docs/cuda-production.md
+ *         section 2 says how often that can change a bit).
+ * matvec  the fork's mul_mat_vec_q<PTQ1_0, 1 column, y_soa> geometry. K/128 < 128 (small K): 4 rows per 128-thread
+ *         CTA, warp w takes row 4 c + w, lane l its blocks l, l + 32, ..., then an xor butterfly. Otherwise a CTA per
+ *         row: thread t takes blocks t, t + 128, ..., requesting the block 128 further into L2 first; warps 1..3 put
+ *         their partials into shared memory and warp 0 adds them in warp order, then the butterfly. Per block (the
+ *         fork's vec_dot_ptq1_0_q8_1_multi): each qs word's four bytes spread into two 16-bit-lane words, x3 per
+ *         digit, the four raw digits {0, 1, 2} packed by one byte permute into dp4a against the lane's activation
+ *         word; four int32 sums, one per 32-block; acc = fmaf(d8_k, sumi_k - isum_k, acc), k = 0..3, then
+ *         p = fmaf(d_w, acc, p) (the fork's "acc += d8 * s" and "tmp += d * acc", contracted by nvcc; written here as
+ *         the intrinsics they contract to). The mat-vec is launched programmatically dependent on the encode and
+ *         waits for it at its start (the fork's ggml_cuda_pdl_sync). */
 #include <stdlib.h>
 
 #include "common.cuh"
+extern "C" {
+#include "matvec.h"
+}
 
-__global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, int *qsum)
+/* The SOA_ISUM layout (docs/cuda-production.md section 2): groups of 32 K-blocks, 36 words per K-block. */
+enum { GROUP_KB = 32, WORDS_PER_KB = 36, GROUP_WORDS = GROUP_KB * WORDS_PER_KB, K_PAD = GROUP_KB * 128 };
+enum { QUANTIZE_THREADS = 256, ROWS_THREADS = 128, SMALL_K_BLOCKS = 128 };
+
+static __host__ __device__ __forceinline__ int pad_k(int K)
+{
+    return (K + K_PAD - 1) / K_PAD * K_PAD;
+}
+
+/* Word of one column's activations holding word w (0..7: int8 values 4w..4w+3; 8: the half2 (d, isum)) of Q8_1
+ * block ib. */
+static __device__ __forceinline__ int soa_word(int ib, int w)
+{
+    const int kb = ib >> 2, sub = ib & 3;
+    return (kb >> 5) * GROUP_WORDS + (w < 8 ? sub * 8 + w : 32 + sub) * GROUP_KB + (kb & 31);
+}
+
+__global__ void __launch_bounds__(QUANTIZE_THREADS, 1) hsdr_cu_quantize_soa(const float *x, int K, int32_t *yw)
 {
 #if __CUDA_ARCH__ >= 900
-    cudaTriggerProgrammaticLaunchCompletion(); /* a dependent mat-vec may start its weight loads now */
+    cudaTriggerProgrammaticLaunchCompletion(); /* the fork's ggml_cuda_pdl_lc: the mat-vec may launch now */
 #endif
+    const int i = blockIdx.x * blockDim.x + threadIdx.x; /* < pad_k(K): the grid covers it exactly */
     const int lane = threadIdx.x & 31;
-    const int blk = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    if (blk >= K / 32) /* uniform per warp: K is a multiple of 32 */
-        return;
-    x += (size_t)blockIdx.y * K; /* column blockIdx.y */
-    q += (size_t)blockIdx.y * (K / 32);
-    qsum += (size_t)blockIdx.y * (K / 32);
-    const float v = x[32 * blk + lane];
+    const float v = i < K ? x[i] : 0.0f;
     float amax = fabsf(v);
     for (int o = 16; o >= 1; o >>= 1)
         amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o)); /* max: exact in any order */
     const float d = __fdiv_rn(amax, 127.0f);
-    const int qi = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
-    int sum = qi;
+    const int q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
+    int isum = q;
     for (int o = 16; o >= 1; o >>= 1)
-        sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o); /* integers: exact */
-    q[blk].qs[lane] = (int8_t)qi;
+        isum += __shfl_xor_sync(HSDR_FULL_MASK, isum, o); /* integers: exact */
+    ((int8_t *)(yw + soa_word(i >> 5, lane >> 2)))[lane & 3] = (int8_t)q;
     if (lane == 0) {
-        qsum[blk] = sum; /* exact: the mat-vecs put raw digits {0, 1, 2} into dp4a and subtract it once */
-        q[blk].d = __float2half_rn(d);
-        q[blk].s = __float2half_rn(__fmul_rn(d, (float)sum));
+        const uint32_t bits = (uint32_t)__half_as_ushort(__float2half_rn(d)) | (uint32_t)(uint16_t)isum << 16;
+        yw[soa_word(i >> 5, 8)] = (int32_t)bits;
     }
 }
 
-/* Activations staged in shared memory: the int8 values of 128-block b at b * ACT_STRIDE (132 bytes: the 4-byte pad
- * puts the same word of the 8 consecutive blocks that a row's 8 lanes read into 8 different banks), then the K/32
- * Q8_1 scales as floats. */
-enum { ROW_LANES = 8, ROWS_PER_WARP = 32 / ROW_LANES, WARPS_PER_CTA = 8, ROWS_PER_CTA = ROWS_PER_WARP * WARPS_PER_CTA,
-       ACT_STRIDE = 132 };
-
-static size_t smem_bytes(int K)
+/* One 128-block of a row (its 28 bytes at blk) against the K-block's activation words (ya: word ww at ya[32 ww]):
+ * the fork's per-block sequence, accumulated into p. */
+static __device__ __forceinline__ float block_dot(const uint8_t *blk, const int32_t *ya, float p)
 {
-    return (size_t)(K / 128) * ACT_STRIDE + (sizeof(float) + sizeof(int)) * (size_t)(K / 32);
-}
-
-/* One step of the byte-pair decode: lanes hold bytes (b0, b2) and (b1, b3) of a word in 16-bit halves; multiply by 3
- * and take bits 8-9 of every half: the next base-3 digit {0, 1, 2} of each byte, packed back in byte order (the bias
- * of -1 is applied once per 32-block, by subtracting the exact sum of its activations). */
-__device__ __forceinline__ int digit_step(uint32_t &even, uint32_t &odd)
-{
-    even *= 3u;
-    odd *= 3u;
-    const uint32_t dig = ((even >> 8) & 0x00030003u) | (odd & 0x03000300u);
-    even &= 0x00ff00ffu;
-    odd &= 0x00ff00ffu;
-    return (int)dig;
-}
-
-/* isum[k] += the dot of one qs word's 4 x 5 weights with their activations. first: the weight of digit 0 of the
- * word's first byte; step: how far digit n + 1 is from digit n. */
-__device__ __forceinline__ void qs_word(uint32_t word, int first, int step, const int8_t *a, int isum[4])
-{
-    uint32_t even = word & 0x00ff00ffu, odd = (word >> 8) & 0x00ff00ffu;
+    int sumi[4] = {0, 0, 0, 0};
+    /* qs[0..15]: digit t of qs[m] is weight 16 t + m */
 #pragma unroll
-    for (int n = 0; n < 5; n++) {
-        const int w = first + step * n;
-        isum[w >> 5] = __dp4a(digit_step(even, odd), act4(a, w), isum[w >> 5]);
+    for (int g = 0; g < 4; g++) {
+        const uint32_t packed = ((const uint32_t *)blk)[g];
+        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
+#pragma unroll
+        for (int t = 0; t < 5; t++) {
+            const uint32_t wl = lo * 3u, wh = hi * 3u;
+            lo = wl & 0x00ff00ffu, hi = wh & 0x00ff00ffu;
+            const int e = 16 * t + 4 * g;
+            sumi[e >> 5] = __dp4a((int)__byte_perm(wl, wh, 0x7531), ya[(e >> 2) * GROUP_KB], sumi[e >> 5]);
+        }
     }
-}
-
-/* One 128-block of one row (its words wd): its value d_w * (fmaf chain of d8_k * isum_k), accumulated into p; qs:
- * the exact sums of the block's four Q8_1 blocks. */
-__device__ __forceinline__ float block_dot(const uint32_t wd[7], const int8_t *a, const float *d8, const int *qs,
-                                          float p)
-{
-    int isum[4] = {-qs[0], -qs[1], -qs[2], -qs[3]}; /* sum (t + 1) q - sum q = sum t q, exact */
-    /* qs[0..15]: digit n of qs[m] is weight 16n + m */
+    /* qs[16..23]: digit t of qs[16 + m] is weight 80 + 8 t + m */
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-        qs_word(wd[j], 4 * j, 16, a, isum);
-    /* qs[16..23]: digit n of qs[16 + m] is weight 80 + 8n + m */
+    for (int g = 0; g < 2; g++) {
+        const uint32_t packed = ((const uint32_t *)(blk + 16))[g];
+        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
 #pragma unroll
-    for (int j = 0; j < 2; j++)
-        qs_word(wd[4 + j], 80 + 4 * j, 8, a, isum);
-    /* qh[0..1] (raw digits), then the fp16 scale */
-    int h0, h1;
-    qh_digits(wd[6], &h0, &h1);
-    isum[3] = __dp4a(h0, act4(a, 120), isum[3]);
-    isum[3] = __dp4a(h1, act4(a, 124), isum[3]);
+        for (int t = 0; t < 5; t++) {
+            const uint32_t wl = lo * 3u, wh = hi * 3u;
+            lo = wl & 0x00ff00ffu, hi = wh & 0x00ff00ffu;
+            const int e = 80 + 8 * t + 4 * g;
+            sumi[e >> 5] = __dp4a((int)__byte_perm(wl, wh, 0x7531), ya[(e >> 2) * GROUP_KB], sumi[e >> 5]);
+        }
+    }
+    /* qh[0..1]: digit t of qh[h] is weight 120 + 2 t + h; two digits per multiply pair */
+    uint32_t v = (uint32_t)blk[24] | (uint32_t)blk[25] << 16;
+#pragma unroll
+    for (int t = 0; t < 4; t += 2) {
+        const uint32_t w0 = v * 3u;
+        v = w0 & 0x00ff00ffu;
+        const uint32_t w1 = v * 3u;
+        v = w1 & 0x00ff00ffu;
+        sumi[3] = __dp4a((int)__byte_perm(w0, w1, 0x7531), ya[(30 + t / 2) * GROUP_KB], sumi[3]);
+    }
+    const float dw = __half2float(*(const __half *)(blk + 26));
     float acc = 0.0f;
 #pragma unroll
-    for (int k = 0; k < 4; k++)
-        acc = __fmaf_rn(d8[k], (float)isum[k], acc);
-    return __fmaf_rn(__half2float(__ushort_as_half((unsigned short)(wd[6] >> 16))), acc, p);
+    for (int k = 0; k < 4; k++) {
+        const uint32_t ds = (uint32_t)ya[(32 + k) * GROUP_KB];
+        const float d8 = __half2float(__ushort_as_half((unsigned short)(ds & 0xffffu)));
+        acc = __fmaf_rn(d8, (float)(sumi[k] - (int)(short)(ds >> 16)), acc);
+    }
+    return __fmaf_rn(dw, acc, p);
 }
 
-/* 8 lanes per row, 4 rows per warp, 32 rows per CTA; CTAs walk row groups with a grid stride, so the activations
- * are staged once per CTA. Lane l of a row owns its blocks l, l + 8, ...; the row's lanes end with an xor butterfly
- * (offsets 4, 2, 1). */
-__global__ void __launch_bounds__(32 * WARPS_PER_CTA)
-    hsdr_cu_production_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
+/* The activation words of K-block kb of a column (word ww at [32 ww]). */
+static __device__ __forceinline__ const int32_t *kb_words(const int32_t *yw, int kb)
 {
-    extern __shared__ uint32_t smem[];
-    const int G = K / 128;
-    const int lane = threadIdx.x & 31, sub = lane & (ROW_LANES - 1);
-    const int first_row = (threadIdx.x >> 5) * ROWS_PER_WARP + (lane >> 3);
-    /* the first block of this thread's first row is requested before the activations are staged: the two memory
-     * latencies overlap */
-    uint32_t cur[7];
-    {
-        const int row = blockIdx.x * ROWS_PER_CTA + first_row;
-        load_block(W + (size_t)(row < N ? row : 0) * G * HSDR_PTQ1_0_BLOCK, row < N ? sub : G, G, cur);
-    }
-    int8_t *sq = (int8_t *)smem;
-    float *sd = (float *)(sq + (size_t)G * ACT_STRIDE); /* G * 132 is a multiple of 4 */
-    int *ss = (int *)(sd + K / 32);
-    for (int i = threadIdx.x; i < K / 32; i += blockDim.x) {
-        sd[i] = __half2float(q[i].d);
-        ss[i] = qsum[i];
-    }
-    for (int i = threadIdx.x; i < K / 4; i += blockDim.x) { /* word i: Q8_1 block i / 8, word i % 8 */
-        const int qb = i >> 3, w = 4 * (i & 7);
-        *(int *)(sq + (size_t)(qb >> 2) * ACT_STRIDE + 32 * (qb & 3) + w) = *(const int *)(q[qb].qs + w);
-    }
-    __syncthreads();
-    for (int rg = blockIdx.x; rg * ROWS_PER_CTA < N; rg += gridDim.x) {
-        const int row = rg * ROWS_PER_CTA + first_row;
-        float p = 0.0f;
-        if (row < N) {
-            const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
-            if (rg != (int)blockIdx.x)
-                load_block(wrow, sub, G, cur);
-            /* one block ahead: the next block's words are requested before this one is decoded */
-            for (int b = sub; b < G; b += ROW_LANES) {
-                uint32_t next[7];
-                load_block(wrow, b + ROW_LANES, G, next);
-                p = block_dot(cur, sq + (size_t)b * ACT_STRIDE, sd + 4 * b, ss + 4 * b, p);
-#pragma unroll
-                for (int j = 0; j < 7; j++)
-                    cur[j] = next[j];
-            }
-        }
-        for (int o = ROW_LANES / 2; o >= 1; o >>= 1) /* every lane takes part: rows past N add zeros */
-            p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
-        if (sub == 0 && row < N)
-            y[row] = p;
-    }
+    return yw + (kb >> 5) * GROUP_WORDS + (kb & 31);
 }
 
-/* The Q8_1 blocks, then the exact int sum of each block's 32 values. */
+static __device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o >= 1; o >>= 1)
+        v = __fadd_rn(v, __shfl_xor_sync(HSDR_FULL_MASK, v, o));
+    return v;
+}
+
+/* Small K (K/128 < 128): a warp per row, 4 rows per CTA. */
+__global__ void __launch_bounds__(ROWS_THREADS, 1)
+    hsdr_cu_soa_rows_small(const uint8_t *W, const int32_t *yw, int K, int N, float *y)
+{
+#if __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+    const int lane = threadIdx.x & 31, row = blockIdx.x * (ROWS_THREADS / 32) + (threadIdx.x >> 5);
+    const int G = K / 128;
+    float p = 0.0f;
+    if (row < N) {
+        const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
+        for (int kb = lane; kb < G; kb += 32)
+            p = block_dot(wrow + (size_t)kb * HSDR_PTQ1_0_BLOCK, kb_words(yw, kb), p);
+    }
+    p = warp_sum(p);
+    if (lane == 0 && row < N)
+        y[row] = p;
+}
+
+/* K/128 >= 128: a 128-thread CTA per row. */
+__global__ void __launch_bounds__(ROWS_THREADS, 1)
+    hsdr_cu_soa_rows_large(const uint8_t *W, const int32_t *yw, int K, int N, float *y)
+{
+    __shared__ float part[ROWS_THREADS / 32 - 1][32];
+#if __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();
+#endif
+    (void)N; /* the grid is N CTAs */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, row = blockIdx.x;
+    const int G = K / 128;
+    const uint8_t *wrow = W + (size_t)row * G * HSDR_PTQ1_0_BLOCK;
+    float p = 0.0f;
+    for (int kb = tid; kb < G; kb += ROWS_THREADS) {
+        if (kb + ROWS_THREADS < G) /* the fork's prefetch of the next iteration's block */
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(wrow + (size_t)(kb + ROWS_THREADS) * HSDR_PTQ1_0_BLOCK));
+        p = block_dot(wrow + (size_t)kb * HSDR_PTQ1_0_BLOCK, kb_words(yw, kb), p);
+    }
+    if (warp > 0)
+        part[warp - 1][lane] = p;
+    __syncthreads();
+    if (warp > 0)
+        return;
+#pragma unroll
+    for (int w = 0; w < ROWS_THREADS / 32 - 1; w++)
+        p = __fadd_rn(p, part[w][lane]);
+    p = warp_sum(p);
+    if (lane == 0)
+        y[row] = p;
+}
+
+/* One column's activations: pad_k(K) / 32 blocks of 36 bytes (the fork keeps block_q8_1's bytes per row). */
 static size_t act_bytes(int K)
 {
-    return (sizeof(hsdr_cu_q8_1) + sizeof(int)) * (size_t)(K / 32);
+    return (size_t)pad_k(K) / 32 * 36;
 }
 
-/* Everything the launch needs from the host, once per run (create): the mat-vec at most 8 CTAs per SM, walking the
- * row groups, and its shared memory allowed where it exceeds the default dynamic limit (K > 37000). */
+typedef void (*rows_kernel)(const uint8_t *, const int32_t *, int, int, float *);
+
+/* The fork's launch for one column: small K, ceil(N / 4) CTAs of the warp-per-row kernel; else N CTAs. */
 static int prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
-    const long groups = (r->N + ROWS_PER_CTA - 1) / ROWS_PER_CTA;
-    const size_t smem = smem_bytes(r->K);
-    int dev = 0, sms = 0;
-    HSDR_CU(cudaGetDevice(&dev));
-    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (smem > 48 * 1024)
-        HSDR_CU(cudaFuncSetAttribute(hsdr_cu_production_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    r->shape.ctas = (unsigned)(groups < 8L * sms ? groups : 8L * sms);
-    r->shape.threads = 32 * WARPS_PER_CTA;
-    r->shape.smem = smem;
+    (void)err, (void)errlen;
+    const bool small = r->K / 128 < SMALL_K_BLOCKS;
+    r->shape.kernel = reinterpret_cast<void (*)(void)>(small ? hsdr_cu_soa_rows_small : hsdr_cu_soa_rows_large);
+    r->shape.ctas = (unsigned)(small ? (r->N + ROWS_THREADS / 32 - 1) / (ROWS_THREADS / 32) : r->N);
+    r->shape.threads = ROWS_THREADS;
+    r->shape.smem = 0;
     return 0;
-fail:
-    return -1;
 }
 
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
-    hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
-    int *qsum = (int *)(q + r->K / 32);
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
+    int32_t *yw = (int32_t *)r->act;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(r->shape.ctas);
+    cfg.blockDim = dim3(r->shape.threads);
+    cfg.stream = r->stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_quantize_q8_1<<<hsdr_cu_quantize_ctas(r->K), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, q, qsum);
-    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
-        hsdr_cu_production_rows<<<r->shape.ctas, r->shape.threads, r->shape.smem, r->stream>>>(W, q, qsum, r->K, r->N,
-                                                                                                r->y);
-    return cudaGetLastError();
+        hsdr_cu_quantize_soa<<<pad_k(r->K) / QUANTIZE_THREADS, QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, yw);
+    cudaError_t e = cudaGetLastError();
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, reinterpret_cast<rows_kernel>(r->shape.kernel), W, (const int32_t *)yw, r->K,
+                               r->N, r->y);
+    return e;
 }
 
-/* one column: the harness's cols axis is cuda.production_cols' */
 static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_ops = HSDR_CU_OPS(kernels);

@@ -11,6 +11,11 @@ const char *hsdr_cuda_unavailable(void)
     return reason;
 }
 
+const char *hsdr_cuda_production_unavailable(void)
+{
+    return reason;
+}
+
 int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;
@@ -18,7 +23,7 @@ int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_
     return -1;
 }
 
-int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
+int hsdr_cuda_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y, char *err,
                               size_t errlen)
 {
     (void)W, (void)X, (void)K, (void)N, (void)ncols, (void)Y;
@@ -26,7 +31,7 @@ int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, in
     return -1;
 }
 
-int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
+int hsdr_cuda_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
 {
     (void)K, (void)N, (void)ncols;
     snprintf(err, errlen, "%s", reason);
@@ -35,7 +40,9 @@ int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size
 
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
-const hsdr_device_ops hsdr_cuda_production_cols_ops = {0};
+const hsdr_device_ops hsdr_cuda_production_pt_ops = {0};
+const hsdr_device_ops hsdr_cuda_lanes8_ops = {0};
+const hsdr_device_ops hsdr_cuda_cols_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_mma_ops = {0};
 const hsdr_device_ops hsdr_cuda_stateset_ops = {0};

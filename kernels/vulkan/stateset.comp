@@ -9,10 +9,16 @@
 // phase partials (C << q), subgroupAdd to the exact A[p]; the first lane writes A and adds the group's fp64 value to
 // the row (groups in increasing order), y = that sum rounded to fp32.
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
+
+// The slot loops run MAX_J times with a uniform guard (J = 128 / S <= 32 for subgroups of 4 or more lanes), so the
+// compiler unrolls them: llvmpipe (lavapipe) stops an invocation after 65535 loop iterations in total (gallivm's
+// loop limiter), which the per-slot loops of K >= 10240 exceeded.
+#define MAX_J 32u
 
 shared uvec4 s_mask[127];
 shared uint s_code[127];
@@ -50,7 +56,7 @@ void main()
         // route: the tile's negative mask and occupied states, built once for the R rows
         uvec4 neg = uvec4(0u);
         uint todo = 0u; // bit j: slot j has a nonzero code not yet in a state
-        for (uint j = 0u; j < J; j++) {
+        [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
             const uint c = act_code(g * 128u + lane + j * S);
             put(neg, subgroupBallot((c & 0x7fu) != 0u && (c >> 7) != 0u), j, S);
             if ((c & 0x7fu) != 0u)
@@ -63,7 +69,7 @@ void main()
                 mine = act_code(g * 128u + lane + uint(findLSB(todo)) * S) & 0x7fu;
             const uint k = subgroupMin(mine);
             uvec4 m = uvec4(0u);
-            for (uint j = 0u; j < J; j++) {
+            [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
                 const bool hit = (todo & (1u << j)) != 0u && (act_code(g * 128u + lane + j * S) & 0x7fu) == k;
                 put(m, subgroupBallot(hit), j, S);
                 if (hit)
@@ -81,7 +87,7 @@ void main()
         for (uint r = 0u; r < rows; r++) {
             const uint row = first + r, base = (row * G + g) * 7u;
             uvec4 nz = uvec4(0u), wneg = uvec4(0u);
-            for (uint j = 0u; j < J; j++) {
+            [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
                 const int t = ptq_trit(base, lane + j * S);
                 put(nz, subgroupBallot(t != 0), j, S);
                 put(wneg, subgroupBallot(t < 0), j, S);

@@ -1,5 +1,6 @@
-/* cuda.production_cols: the dedicated 1..8-column PTQ1_0 mat-vec (spec/ptq1_0.md section 5), bit-identical per
- * column to hsdr_matvec_q8_1_lanes with hsdr_cuda_cols_lanes(K, N) lanes per row.
+/* cuda.cols (our baseline, not the fork's kernel): a dedicated 1..8-column PTQ1_0 mat-vec after the design the fork
+ * reports for its multi-column path (spec/ptq1_0.md section 5), bit-identical per column to hsdr_matvec_q8_1 in
+ * hsdr_cuda_cols_order(K, N) (8, 16 or 32 lanes per row, one warp).
  *
  * encode  hsdr_cu_quantize_q8_1 over the columns (Q8_1 blocks and their exact integer sums); it releases the mat-vec
  *         at once (programmatic dependent launch), so the mat-vec's CTAs start and request their first weight blocks
@@ -18,7 +19,7 @@
  *         activation sum of the bias. The float sequence is the generic kernel's, with explicit intrinsics only.
  * host    create works out the launch once (prepare: the kernel for the lanes and the column count, its shared
  *         memory, the CTAs that fit); enqueue only launches the two kernels, so the harness's marks hold device work
- *         alone. The run takes r->cols columns (1..8: the harness's cols axis); hsdr_cuda_production_cols checks
+ *         alone. The run takes r->cols columns (1..8: the harness's cols axis); hsdr_cuda_cols checks
  *         them through the same run.
  * (docs/perf-notes.md: versions 1..5, what each changed and measured.) */
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
 /* The mat-vec: L lanes per row, NC columns (y[c * N + row]). */
 template <int L, int NC>
 __global__ void __launch_bounds__(cta_threads(NC))
-    hsdr_cu_production_cols_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
+    hsdr_cu_cols_rows(const uint8_t *W, const hsdr_cu_q8_1 *q, const int *qsum, int K, int N, float *y)
 {
     constexpr int RPW = 32 / L, WARPS = cta_threads(NC) / 32; /* rows per warp item, warps per CTA */
     extern __shared__ int4 smem4[];
@@ -217,14 +218,14 @@ template <int L>
 static rows_kernel kernel_for_cols(int nc)
 {
     switch (nc) {
-    case 1: return hsdr_cu_production_cols_rows<L, 1>;
-    case 2: return hsdr_cu_production_cols_rows<L, 2>;
-    case 3: return hsdr_cu_production_cols_rows<L, 3>;
-    case 4: return hsdr_cu_production_cols_rows<L, 4>;
-    case 5: return hsdr_cu_production_cols_rows<L, 5>;
-    case 6: return hsdr_cu_production_cols_rows<L, 6>;
-    case 7: return hsdr_cu_production_cols_rows<L, 7>;
-    default: return hsdr_cu_production_cols_rows<L, 8>;
+    case 1: return hsdr_cu_cols_rows<L, 1>;
+    case 2: return hsdr_cu_cols_rows<L, 2>;
+    case 3: return hsdr_cu_cols_rows<L, 3>;
+    case 4: return hsdr_cu_cols_rows<L, 4>;
+    case 5: return hsdr_cu_cols_rows<L, 5>;
+    case 6: return hsdr_cu_cols_rows<L, 6>;
+    case 7: return hsdr_cu_cols_rows<L, 7>;
+    default: return hsdr_cu_cols_rows<L, 8>;
     }
 }
 
@@ -241,7 +242,7 @@ static size_t act_bytes(int K)
 }
 
 /* 0 when the kernel takes ncols columns of K x N on this device, else -1 with the reason. */
-extern "C" int hsdr_cuda_production_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
+extern "C" int hsdr_cuda_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
 {
     int rc = -1, dev = 0, smem_max = 0;
     if (ncols < 1 || ncols > MAX_COLS || K <= 0 || K % 128 || N <= 0) {
@@ -262,13 +263,13 @@ fail:
 }
 
 /* Everything the launch needs from the host, once per run (create), so that the launch path only launches: the
- * case checked against this device (hsdr_cuda_production_cols_supported's message), the mat-vec kernel for the
+ * case checked against this device (hsdr_cuda_cols_supported's message), the mat-vec kernel for the
  * row's lanes and r->cols, its shared memory allowed, and as many CTAs as fit on the device at once. */
 static int prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
-    if (hsdr_cuda_production_cols_supported(r->K, r->N, r->cols, err, errlen) != 0)
+    if (hsdr_cuda_cols_supported(r->K, r->N, r->cols, err, errlen) != 0)
         return -1;
-    const int nc = r->cols, threads = cta_threads(nc), lanes = hsdr_cuda_cols_lanes(r->K, r->N);
+    const int nc = r->cols, threads = cta_threads(nc), lanes = hsdr_cuda_cols_order(r->K, r->N).lanes;
     const rows_kernel kern = kernel_for(lanes, nc);
     const size_t smem = col_bytes(r->K) * (size_t)nc;
     const long items = (r->N + 32 / lanes - 1) / (32 / lanes);
@@ -318,11 +319,11 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
 }
 
 static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL};
-extern "C" const hsdr_device_ops hsdr_cuda_production_cols_ops = HSDR_CU_OPS(kernels);
+extern "C" const hsdr_device_ops hsdr_cuda_cols_ops = HSDR_CU_OPS(kernels);
 
 /* The checking function of the cols axis: the run the harness times (create, set_input, one sample, output), with y
  * poisoned (NaN) first so that an element the kernel leaves unwritten cannot pass. */
-extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
+extern "C" int hsdr_cuda_cols(const uint8_t *W, const float *X, int K, int N, int ncols, float *Y,
                                          char *err, size_t errlen)
 {
     hsdr_exec e = {};
@@ -330,8 +331,8 @@ extern "C" int hsdr_cuda_production_cols(const uint8_t *W, const float *X, int K
     hsdr_device_run *r = NULL;
     int rc = -1;
     /* supported() first: its message for any size it refuses, as the callers (tests, a cols case of hsdr run) expect */
-    if (hsdr_cuda_production_cols_supported(K, N, ncols, err, errlen) != 0 ||
-        hsdr_cu_open(&kernels, "cuda.production_cols", &e, W, 1, &r, err, errlen) != 0)
+    if (hsdr_cuda_cols_supported(K, N, ncols, err, errlen) != 0 ||
+        hsdr_cu_open(&kernels, "cuda.cols", &e, W, 1, &r, err, errlen) != 0)
         return -1;
     HSDR_CU(cudaMemset(r->y, 0xff, sizeof(float) * (size_t)N * ncols));
     if (hsdr_cu_set_input(r, X, err, errlen) != 0 || hsdr_cu_run_once(r, 0, err, errlen) != 0 ||
