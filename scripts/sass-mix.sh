@@ -2,7 +2,7 @@
 # sass-mix.sh BINARY [REGEX]: the static SASS opcode mix of each kernel in BINARY whose mangled name matches REGEX
 # (default: the mat-vec kernels, "_rows"), most frequent first, with the total; needs cuobjdump (CUDA toolkit). The
 # static mix shows what the compiler made of a kernel's inner loop (address arithmetic, moves, predication) without a
-# profiler; gpu-bench.sh prints it for the production kernels.
+# profiler; gpu-bench.sh prints it for the Q8_1 mat-vecs (the fork's and ours).
 set -eu
 bin=${1:?usage: sass-mix.sh BINARY [REGEX]}
 re=${2:-_rows}
