@@ -390,7 +390,7 @@ static void fill_timed_row(run_state *rs, member *g, member *x, const hsdr_input
         cJSON_AddStringToObject(row, "dominant_stage", dominant);
     else
         cJSON_AddNullToObject(row, "dominant_stage");
-    if (v->prepare) {
+    if (v->prepare || (v->stages & HSDR_STAGE_BIT(HSDR_STAGE_CONVERT))) { /* host (prepare) or device conversion */
         cJSON *cv = cJSON_AddObjectToObject(row, "convert");
         cJSON_AddNumberToObject(cv, "time_ns", x->ts.convert_ns);
         cJSON_AddNumberToObject(cv, "footprint_bytes", (double)x->ts.footprint);

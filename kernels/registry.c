@@ -139,6 +139,14 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_pt_order,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .device = &hsdr_cuda_production_pt_ops},
+    {.name = "cuda.planar2", .backend = "cuda", .family = "baseline",
+     .summary = "predecoded 2-bit form converted on the device (32 code bytes per block: digits of weights b + 32 j in "
+                "bit pairs, then the fp16 scales), cuda.production's SOA_ISUM design on it: shift+and digits, dp4a, "
+                "exact sums subtracted, the fork's fp32 steps (y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_planar2_ops},
     {.name = "cuda.lanes8", .backend = "cuda", .family = "baseline",
      .summary = "our one-column mat-vec: activations staged in shared memory once per CTA, 8 lanes per row (4 rows per "
                 "warp), the fork's per-block fmaf chain",

@@ -298,16 +298,8 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     const int K = r->K, nc = r->cols;
     hsdr_cu_q8_1 *q = (hsdr_cu_q8_1 *)r->act;
     int *qsum = (int *)(q + (size_t)nc * (K / 32));
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(r->shape.ctas);
-    cfg.blockDim = dim3(r->shape.threads);
-    cfg.dynamicSmemBytes = r->shape.smem;
-    cfg.stream = r->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_quantize_q8_1<<<dim3(hsdr_cu_quantize_ctas(K), nc), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(
             r->x, K, q, qsum);
@@ -318,7 +310,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     return e;
 }
 
-static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL};
+static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_cols_ops = HSDR_CU_OPS(kernels);
 
 /* The checking function of the cols axis: the run the harness times (create, set_input, one sample, output), with y

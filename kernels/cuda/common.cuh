@@ -49,7 +49,9 @@ struct hsdr_device_run {
     enum hsdr_cu_run_kind kind;
     int K, N, R, F, b, cols;
     int ncopies;
-    size_t wbytes, wstride;  /* bytes of one copy, distance between copies (256-aligned) */
+    size_t wbytes, wstride;  /* bytes of one copy (PTQ1_0, or the variant's converted layout), distance between copies
+                                (256-aligned) */
+    double convert_ns;       /* the convert stage's device time, 0 for PTQ1_0 as stored */
     uint8_t *wblock;         /* ncopies copies */
     float *x, *y;            /* cols x K activations, cols x N outputs (column c at + c K, + c N) */
     void *act;               /* the variant's encoded activations: cols x act_bytes(K) */
@@ -80,6 +82,11 @@ struct hsdr_cu_kernels {
     /* Optional (LNS8 variants): put pre-encoded codes with pre-scale e into the activation buffer, for test vectors
      * that give codes instead of x (then the launch runs with the encode stage skipped). */
     cudaError_t (*upload_codes)(hsdr_device_run *r, const uint8_t *codes, int e);
+    /* Optional (baselines on a converted weight layout; NULL: the kernels read PTQ1_0 as stored): the bytes of one
+     * converted copy of the K x N matrix, and the convert stage, enqueued on r->stream: the PTQ1_0 blocks at src
+     * (device memory) into that layout at dst. create converts once (timed: the run's convert_ns) and copies. */
+    size_t (*layout_bytes)(int K, int N);
+    cudaError_t (*convert)(hsdr_device_run *r, const uint8_t *src, uint8_t *dst);
 };
 
 /* How many times a stage's kernel runs in one launch: 0 (ablated: skip), 1, or 2 (doubled: twice). */
@@ -97,7 +104,94 @@ static inline void hsdr_cu_stage_alone(int stage, unsigned all, unsigned *skip, 
     }
 }
 
-/* ---- shared by the Q8_1 kernels of our baselines (lanes8.cu, cols.cu) ---- */
+/* ---- shared by the Q8_1 kernels (production.cu, production_pt.cu, planar2.cu, lanes8.cu, cols.cu) ---- */
+
+/* The Q8_1 quantization of one 32-block held by a warp (lane i: value v, every lane taking part): amax by xor max
+ * (exact in any order), d = amax / 127 and q = roundf(v / d) with correctly rounded divisions (hsdr_q8_1_quantize;
+ * the fork's fast-math build divides approximately: docs/cuda-production.md section 2), isum = the exact sum of the
+ * block's q. */
+static __device__ __forceinline__ void hsdr_cu_q8_1_lane(float v, float &d, int &q, int &isum)
+{
+    float amax = fabsf(v);
+    for (int o = 16; o >= 1; o >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o));
+    d = __fdiv_rn(amax, 127.0f);
+    q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
+    isum = q;
+    for (int o = 16; o >= 1; o >>= 1)
+        isum += __shfl_xor_sync(HSDR_FULL_MASK, isum, o); /* integers: exact */
+}
+
+/* The half2 word of the fork's SOA_ISUM and PT layouts: fp16 d in the low half, the exact int16 sum's bits high. */
+static __device__ __forceinline__ uint32_t hsdr_cu_d_isum(float d, int isum)
+{
+    return (uint32_t)__half_as_ushort(__float2half_rn(d)) | (uint32_t)(uint16_t)isum << 16;
+}
+
+/* One digit step of four PTQ1_0 bytes spread into 16-bit lanes (lo: bytes 0, 1; hi: bytes 2, 3): x3, the digits
+ * {0, 1, 2} are bits 8..9 of each lane, packed by one byte permute in byte order; lo and hi keep the remainders. */
+static __device__ __forceinline__ int hsdr_cu_digits_step(uint32_t &lo, uint32_t &hi)
+{
+    const uint32_t wl = lo * 3u, wh = hi * 3u;
+    lo = wl & 0x00ff00ffu, hi = wh & 0x00ff00ffu;
+    return (int)__byte_perm(wl, wh, 0x7531);
+}
+
+/* The fork's decode of one PTQ1_0 block (vec_dot_ptq1_0_q8_1_multi; docs/cuda-production.md section 3) into four
+ * exact int32 sums of raw digits times activations, one per 32-block: act(e) is the word of the int8 activations of
+ * elements e .. e + 3 (e a multiple of 4), in whatever layout the caller reads. */
+template <class Act>
+static __device__ __forceinline__ void hsdr_cu_ptq1_0_sums(const uint8_t *blk, Act act, int sumi[4])
+{
+    /* qs[0..15]: digit t of qs[m] is weight 16 t + m */
+#pragma unroll
+    for (int g = 0; g < 4; g++) {
+        const uint32_t packed = ((const uint32_t *)blk)[g];
+        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
+#pragma unroll
+        for (int t = 0; t < 5; t++) {
+            const int e = 16 * t + 4 * g;
+            sumi[e >> 5] = __dp4a(hsdr_cu_digits_step(lo, hi), act(e), sumi[e >> 5]);
+        }
+    }
+    /* qs[16..23]: digit t of qs[16 + m] is weight 80 + 8 t + m */
+#pragma unroll
+    for (int g = 0; g < 2; g++) {
+        const uint32_t packed = ((const uint32_t *)blk)[4 + g];
+        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
+#pragma unroll
+        for (int t = 0; t < 5; t++) {
+            const int e = 80 + 8 * t + 4 * g;
+            sumi[e >> 5] = __dp4a(hsdr_cu_digits_step(lo, hi), act(e), sumi[e >> 5]);
+        }
+    }
+    /* qh[0..1]: digit t of qh[h] is weight 120 + 2 t + h; one 16-bit lane per byte, two steps per dp4a word */
+    uint32_t v = (uint32_t)blk[24] | (uint32_t)blk[25] << 16;
+#pragma unroll
+    for (int t = 0; t < 4; t += 2) {
+        const uint32_t w0 = v * 3u;
+        v = w0 & 0x00ff00ffu;
+        const uint32_t w1 = v * 3u;
+        v = w1 & 0x00ff00ffu;
+        sumi[3] = __dp4a((int)__byte_perm(w0, w1, 0x7531), act(120 + 2 * t), sumi[3]);
+    }
+}
+
+/* A launch in r->shape on r->stream, programmatically dependent on the kernel before it (it may start while that one
+ * runs and waits for it with cudaGridDependencySynchronize); attr: the caller's storage for the attribute. */
+static inline cudaLaunchConfig_t hsdr_cu_pdl_config(const hsdr_device_run *r, cudaLaunchAttribute *attr)
+{
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(r->shape.ctas);
+    cfg.blockDim = dim3(r->shape.threads);
+    cfg.dynamicSmemBytes = r->shape.smem;
+    cfg.stream = r->stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
 
 /* Q8_1 quantization of one or more columns of K values (blockIdx.y = column; x, q, qsum advance by K, K/32 and K/32
  * per column): one warp per 32-block, bit-identical to hsdr_q8_1_quantize; qsum = the exact sum of each block's

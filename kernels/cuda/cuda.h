@@ -33,6 +33,11 @@ extern const hsdr_device_ops hsdr_cuda_production_ops;
  * geometry (stage reduce); y bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_pt_order (docs/cuda-production.md). */
 extern const hsdr_device_ops hsdr_cuda_production_pt_ops;
 
+/* cuda.planar2 (our baseline): PTQ1_0 converted once on the device into a 2-bit planar form (stage convert), then
+ * cuda.production's design on it (SOA_ISUM activations, the fork's row geometry and fp32 steps); y bit-identical to
+ * hsdr_matvec_q8_1 in hsdr_cuda_soa_order, i.e. to cuda.production's y. */
+extern const hsdr_device_ops hsdr_cuda_planar2_ops;
+
 /* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the
  * activations staged in shared memory and 8 lanes per row (one thread per 128-block, 4-byte decode, dp4a: stage
  * reduce, with decode, scale and merge fused into it); y bit-identical to hsdr_matvec_q8_1 in

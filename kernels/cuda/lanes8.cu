@@ -7,9 +7,10 @@
  *         lane per 128-weight block (b = lane, lane + 8, ...), 4 rows per warp. The block's seven 32-bit words are
  *         decoded four bytes at a time: the bytes are spread into 16-bit lanes, multiplied by 3 per digit step, and
  *         the digit {0, 1, 2} is bits 8-9 of each lane and goes into dp4a against the four int8 activations of
- *         the same weights; the exact sum of each 32-block's activations (from the encode) is subtracted once. Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc,
- *         p); then an xor butterfly over the row's 8 lanes. Every float operation is an explicit intrinsic, so nvcc
- *         cannot contract or reorder anything: the sequence is hsdr_matvec_q8_1's in hsdr_cuda_lanes8_order, bit for bit. */
+ *         the same weights; the exact sum of each 32-block's activations (from the encode) is subtracted once.
+ *         Per block acc = fmaf chain over the four Q8_1 scales, p = fmaf(d_w, acc, p); then an xor butterfly over
+ *         the row's 8 lanes. Every float operation is an explicit intrinsic, so nvcc cannot contract or reorder
+ *         anything: the sequence is hsdr_matvec_q8_1's in hsdr_cuda_lanes8_order, bit for bit. */
 #include <stdlib.h>
 
 #include "common.cuh"
@@ -26,15 +27,9 @@ __global__ void hsdr_cu_quantize_q8_1(const float *x, int K, hsdr_cu_q8_1 *q, in
     x += (size_t)blockIdx.y * K; /* column blockIdx.y */
     q += (size_t)blockIdx.y * (K / 32);
     qsum += (size_t)blockIdx.y * (K / 32);
-    const float v = x[32 * blk + lane];
-    float amax = fabsf(v);
-    for (int o = 16; o >= 1; o >>= 1)
-        amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o)); /* max: exact in any order */
-    const float d = __fdiv_rn(amax, 127.0f);
-    const int qi = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
-    int sum = qi;
-    for (int o = 16; o >= 1; o >>= 1)
-        sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o); /* integers: exact */
+    float d;
+    int qi, sum;
+    hsdr_cu_q8_1_lane(x[32 * blk + lane], d, qi, sum);
     q[blk].qs[lane] = (int8_t)qi;
     if (lane == 0) {
         qsum[blk] = sum; /* exact: the mat-vecs put raw digits {0, 1, 2} into dp4a and subtract it once */
@@ -190,7 +185,8 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
-        hsdr_cu_quantize_q8_1<<<hsdr_cu_quantize_ctas(r->K), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, q, qsum);
+        hsdr_cu_quantize_q8_1<<<hsdr_cu_quantize_ctas(r->K), HSDR_CU_QUANTIZE_THREADS, 0, r->stream>>>(r->x, r->K, q,
+                                                                                                     qsum);
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
         hsdr_cu_lanes8_rows<<<r->shape.ctas, r->shape.threads, r->shape.smem, r->stream>>>(W, q, qsum, r->K, r->N,
                                                                                                 r->y);
@@ -198,5 +194,5 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
 }
 
 /* one column: the harness's cols axis is cuda.cols' */
-static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL};
+static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_lanes8_ops = HSDR_CU_OPS(kernels);

@@ -80,33 +80,16 @@ __global__ void __launch_bounds__(QUANTIZE_THREADS, 1) hsdr_cu_quantize_pt(const
     /* K is a multiple of 32, so a warp is wholly inside or wholly past K; past it, all lanes still take part in the
      * shuffles (on zeros) and store nothing. A 32-block is exactly one warp. */
     const bool in = i < K;
-    const float v = in ? x[i] : 0.0f;
-    float amax = fabsf(v);
-    for (int o = 16; o >= 1; o >>= 1)
-        amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o)); /* max: exact in any order */
-    const float d = __fdiv_rn(amax, 127.0f);
-    const int q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(v, d));
-    int isum = q;
-    for (int o = 16; o >= 1; o >>= 1)
-        isum += __shfl_xor_sync(HSDR_FULL_MASK, isum, o); /* integers: exact */
+    float d;
+    int q, isum;
+    hsdr_cu_q8_1_lane(in ? x[i] : 0.0f, d, q, isum);
     if (!in)
         return;
     const int nblk = pt_nblk(K), kb = i >> 7, e = i & 127;
     ya[((size_t)(e >> 4) * nblk + kb) * 16 + (e & 15)] = (uint8_t)(int8_t)q;
     if (lane == 0) { /* the first element of the 32-block e / 32 */
-        const uint32_t bits = (uint32_t)__half_as_ushort(__float2half_rn(d)) | (uint32_t)(uint16_t)isum << 16;
-        ((uint32_t *)(ya + (size_t)PLANES * nblk * 16))[kb * 4 + (e >> 5)] = bits;
+        ((uint32_t *)(ya + (size_t)PLANES * nblk * 16))[kb * 4 + (e >> 5)] = hsdr_cu_d_isum(d, isum);
     }
-}
-
-/* The four raw digits {0, 1, 2} of digit step t of one qs word (four bytes): the bytes are spread into two 16-bit
- * lanes each (lo: bytes 0, 1; hi: bytes 2, 3), multiplied by 3 per step, the digit is bits 8..9 of each lane, and
- * one byte permute packs bytes 0..3's digits in byte order. lo and hi carry the remainders to the next step. */
-static __device__ __forceinline__ int digits_step(uint32_t &lo, uint32_t &hi)
-{
-    const uint32_t wl = lo * 3u, wh = hi * 3u;
-    lo = wl & 0x00ff00ffu, hi = wh & 0x00ff00ffu;
-    return (int)__byte_perm(wl, wh, 0x7531);
 }
 
 /* One 128-block of a row (its 28 bytes at blk) against its K-block's activations (a[p][c]: plane p, word c = the
@@ -114,38 +97,8 @@ static __device__ __forceinline__ int digits_step(uint32_t &lo, uint32_t &hi)
 static __device__ __forceinline__ float block_value(const uint8_t *blk, const int (&a)[PLANES][4], const int (&ds)[4])
 {
     int sumi[4] = {0, 0, 0, 0}; /* raw digits against q: sum (t + 1) q per 32-block; exact */
-    /* qs[0..15]: digit t of qs[m] is weight 16 t + m, so digit t of word g is plane t, word g (32-block t / 2) */
-#pragma unroll
-    for (int g = 0; g < 4; g++) {
-        const uint32_t packed = ((const uint32_t *)blk)[g];
-        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
-#pragma unroll
-        for (int t = 0; t < 5; t++)
-            sumi[t >> 1] = __dp4a(digits_step(lo, hi), a[t][g], sumi[t >> 1]);
-    }
-    /* qs[16..23]: digit t of qs[16 + m] is weight 80 + 8 t + m, so digit t of word 4 + g is element e = 80 + 8 t + 4 g:
-     * plane e / 16, word (e % 16) / 4, 32-block e / 32 */
-#pragma unroll
-    for (int g = 0; g < 2; g++) {
-        const uint32_t packed = ((const uint32_t *)blk)[4 + g];
-        uint32_t lo = __byte_perm(packed, 0, 0x4140), hi = __byte_perm(packed, 0, 0x4342);
-#pragma unroll
-        for (int t = 0; t < 5; t++) {
-            const int e = 80 + 8 * t + 4 * g;
-            sumi[e >> 5] = __dp4a(digits_step(lo, hi), a[e >> 4][(e & 15) >> 2], sumi[e >> 5]);
-        }
-    }
-    /* qh[0..1]: digit n of qh[h] is weight 120 + 2 n + h; one 16-bit lane per byte, two digit steps per dp4a word:
-     * weights 120..123 (plane 7, word 2) and 124..127 (plane 7, word 3), 32-block 3 */
-    uint32_t v = (uint32_t)blk[24] | (uint32_t)blk[25] << 16;
-#pragma unroll
-    for (int t = 0; t < 4; t += 2) {
-        const uint32_t w0 = v * 3u;
-        v = w0 & 0x00ff00ffu;
-        const uint32_t w1 = v * 3u;
-        v = w1 & 0x00ff00ffu;
-        sumi[3] = __dp4a((int)__byte_perm(w0, w1, 0x7531), a[7][2 + t / 2], sumi[3]);
-    }
+    /* element e of the K-block is plane e / 16, word (e % 16) / 4 */
+    hsdr_cu_ptq1_0_sums(blk, [&a](int e) { return a[e >> 4][(e & 15) >> 2]; }, sumi);
     /* sumi_k - isum_k = sum (t - 1) q exactly; the chain from +0 in k order, then one rounded product */
     float acc = 0.0f;
 #pragma unroll
@@ -267,16 +220,8 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     const int K = r->K, bpr = K / 128, nblk = pt_nblk(K), rows = pt_rows_per_cta(bpr);
     const unsigned enc_ctas = (unsigned)((K + QUANTIZE_THREADS - 1) / QUANTIZE_THREADS); /* covers K exactly */
     uint8_t *ya = (uint8_t *)r->act;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(r->shape.ctas);
-    cfg.blockDim = dim3(r->shape.threads);
-    cfg.dynamicSmemBytes = r->shape.smem;
-    cfg.stream = r->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
     for (int i = 0; i < hsdr_cu_reps(enc, skip, twice); i++)
         hsdr_cu_quantize_pt<<<enc_ctas, QUANTIZE_THREADS, 0, r->stream>>>(r->x, K, ya);
     cudaError_t e = cudaGetLastError();
@@ -285,5 +230,5 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     return e;
 }
 
-static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL};
+static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_pt_ops = HSDR_CU_OPS(kernels);

@@ -41,6 +41,7 @@ int hsdr_cuda_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
 const hsdr_device_ops hsdr_cuda_production_pt_ops = {0};
+const hsdr_device_ops hsdr_cuda_planar2_ops = {0};
 const hsdr_device_ops hsdr_cuda_lanes8_ops = {0};
 const hsdr_device_ops hsdr_cuda_cols_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};
