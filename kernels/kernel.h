@@ -140,8 +140,8 @@ struct hsdr_variant {
     const char *(*unavailable)(void);
     /* Checking interface: the whole matvec with every declared output. Returns 0, or non-zero with a message. */
     int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
-    /* HSDR_OUT_Y_Q8_1 (required there): the reduction order of the reference sequence for a K x N matrix
-     * (hsdr_matvec_q8_1: lanes and warps per row). */
+    /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the reduction order of the reference sequence for
+     * a K x N matrix (hsdr_matvec_q8_1: lanes and warps per row, or the PT kernel's four accumulators). */
     hsdr_q8_1_order (*q8_1_order)(int K, int N);
     /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
@@ -172,7 +172,6 @@ struct hsdr_variant {
     /* ---- device timing interface (instead of the one above) ---- */
     const hsdr_device_ops *device;
 };
-
 
 /* Whether v has a timing interface (host rows, or a device): benchmarked by run, profile, quality and gbench. */
 static inline bool hsdr_variant_timed(const hsdr_variant *v)

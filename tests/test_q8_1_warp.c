@@ -4,12 +4,13 @@
  * block's value from the CPU production dot of a one-block row (fused, on the same Q8_1 scales and integers), the
  * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
  * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
- * bound.
+ * bound. Last, every registry variant that writes y_q8_1 must name a valid order (the checker calls it).
  * Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
 
 #include "fp16.h"
+#include "kernel.h"
 #include "matvec.h"
 #include "ptq1_0.h"
 #include "q8.h"
@@ -102,6 +103,22 @@ int main(void)
                   "K=%d N=%d row %d: %.9g against exact %.17g (bound %.3g)", K, N, r, (double)y[r], ye[r],
                   act + 1e-5 * (mag[r] + act));
         }
+    }
+    /* every registry variant held to a Q8_1 sequence names a valid order for it (the checker calls it) */
+    static const int Ks[] = {128, 16256, 16384, 17408}, Ns[] = {1, 8191, 8192, 16384};
+    for (size_t i = 0; i < hsdr_registry_count; i++) {
+        const hsdr_variant *v = &hsdr_registry[i];
+        if (!(v->outputs & HSDR_OUT_Y_Q8_1))
+            continue;
+        CHECK(v->q8_1_order != NULL, "%s writes y_q8_1 without a q8_1_order", v->name);
+        for (int a = 0; a < 4 && v->q8_1_order; a++)
+            for (int b = 0; b < 4; b++) {
+                const hsdr_q8_1_order o = v->q8_1_order(Ks[a], Ns[b]);
+                CHECK(o.pt4 || (o.lanes >= 1 && o.lanes <= 32 && (o.lanes & (o.lanes - 1)) == 0 && o.warps >= 1 &&
+                                o.warps <= 32),
+                      "%s: q8_1_order(%d, %d) = {%d lanes, %d warps}: lanes a power of two up to 32, 1..32 warps",
+                      v->name, Ks[a], Ns[b], o.lanes, o.warps);
+            }
     }
     return test_finish("test_q8_1_warp");
 }
