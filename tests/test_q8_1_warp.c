@@ -1,6 +1,7 @@
 /* The reference of the CUDA Q8_1 sequences (hsdr_matvec_q8_1) on fresh random rows, with 1, 2, 4, ..., 32 lanes and
- * 1..4 warps per row, the fork's planar PT order (pt4: any length), and the orders of the other CUDA kernels (the fork's SOA_ISUM order crosses K = 16384). With at
- * most lanes x warps blocks per row every thread owns one block, so the result must equal an independent model: each
+ * 1..4 warps per row, the fork's planar PT order (pt4: any length), and the orders of the other CUDA kernels (the
+ * fork's SOA_ISUM order crosses K = 16384). With at most lanes x warps blocks per row every thread owns one block, so
+ * the result must equal an independent model: each
  * block's value from the CPU production dot of a one-block row (fused, on the same Q8_1 scales and integers), the
  * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
  * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
