@@ -19,9 +19,9 @@ float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, 
 /* The fp32 sequences of the CUDA PTQ1_0 x Q8_1 kernels (docs/cuda-production.md), the references their output is
  * held to bit for bit. Activations: Q8_1 (hsdr_q8_1_quantize, into y_q8: K/32 blocks). A row is split over
  * lanes x warps threads (lanes a power of two, 1..32; warps 1..32); thread t = w * lanes + l owns the 128-blocks
- * b = t, t + lanes * warps, ... in increasing order: acc_b = the fused chain of spec/ptq1_0.md section 7 step 3 over the
- * block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k, acc), k = 0..3, from +0; isum_k exact), p_t = fmaf(d_w, acc_b,
- * p_t) from +0. Then lane l of warp 0 adds the other warps' lane-l values in warp order, one rounding each
+ * b = t, t + lanes * warps, ... in increasing order: acc_b = the fused chain of spec/ptq1_0.md section 7 step 3
+ * over the block's four Q8_1 blocks (acc = fmaf(d8_k, isum_k, acc), k = 0..3, from +0; isum_k exact),
+ * p_t = fmaf(d_w, acc_b, p_t) from +0. Then lane l of warp 0 adds the other warps' lane-l values in warp order, one rounding each
  * (((p_l + p_{lanes + l}) + p_{2 lanes + l}) + ...: the fork's shared-memory step), and the xor butterfly over the
  * lanes: for o = lanes / 2, ..., 2, 1 every lane adds lane l ^ o's value (one rounding per add); y = lane 0's value.
  * pt4 (the fork's planar PT kernel; lanes and warps unused): each block's value is rounded on its own,
