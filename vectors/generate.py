@@ -657,6 +657,12 @@ def ptq_unpack(blk):
     return t, struct.unpack("<H", blk[26:28])[0]
 
 
+def pack_rows_hex(rows_t, rows_d, K):
+    """A matrix's PTQ1_0 bytes as hex: rows_t[r] K trits (natural order), rows_d[r] its K/128 fp16 scale patterns."""
+    return b"".join(ptq_pack(t[128 * g:128 * g + 128], d[g]) for t, d in zip(rows_t, rows_d)
+                    for g in range(K // 128)).hex()
+
+
 def ptq_quantize(w):
     """w: 128 fp32 values (Fractions). Returns (t list, d bits)."""
     assert len(w) == 128
@@ -1504,8 +1510,7 @@ def gen_matvec(rng):
                         ds.append(db)
                 rows_t.append(t)
                 rows_d.append(ds)
-            wh = b"".join(ptq_pack(rows_t[r][128 * g:128 * g + 128], rows_d[r][g])
-                          for r in range(N) for g in range(K // 128)).hex()
+            wh = pack_rows_hex(rows_t, rows_d, K)
             if mixed:
                 note += "; odd rows: random trits and random fp16 scales (subnormal, negative)"
             c = {"id": "mv/K%d-N%d-%s" % (K, N, dist), "kind": "matvec", "note": note, "K": K, "N": N,
@@ -1535,8 +1540,7 @@ def gen_matvec(rng):
                     ds.append(db)
             rows_t.append(t)
             rows_d.append(ds)
-        wh = b"".join(ptq_pack(rows_t[r][128 * g:128 * g + 128], rows_d[r][g])
-                      for r in range(N) for g in range(K // 128)).hex()
+        wh = pack_rows_hex(rows_t, rows_d, K)
         c = {"id": "mv/K%d-N%d-cuda-split" % (K, N), "kind": "matvec",
              "note": "K/128 = %d blocks, across the CUDA row-split threshold (128 blocks); Gaussian activations; zero "
                      "blocks and fp16 scale extremes (+-65504, +-2^-24, 2^-14) among quantizer-made blocks" % (K // 128),

@@ -42,7 +42,7 @@ static __host__ __device__ __forceinline__ int pt_nblk(int K)
 
 /* Rows per CTA: the multiple of ROWS in [ROWS, rmax] whose (row group, K-block) items fill the CTA's threads best
  * over whole iterations (the first best; stop at a full fill). rmax = 4096 / (bpr + 1) clamped into [ROWS, 16] and
- * rounded down to a multiple of ROWS. Pure arithmetic: launch recomputes it. */
+ * rounded down to a multiple of ROWS. prepare picks it; launch reads it back from the shared memory it sized. */
 static int pt_rows_per_cta(int bpr)
 {
     int rmax = ITEM_BUDGET / (bpr + 1);
@@ -217,7 +217,8 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
 {
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
-    const int K = r->K, bpr = K / 128, nblk = pt_nblk(K), rows = pt_rows_per_cta(bpr);
+    const int K = r->K, bpr = K / 128, nblk = pt_nblk(K);
+    const int rows = (int)(r->shape.smem / pt_smem(1, bpr)); /* prepare's pt_rows_per_cta(bpr) */
     const unsigned enc_ctas = (unsigned)((K + QUANTIZE_THREADS - 1) / QUANTIZE_THREADS); /* covers K exactly */
     uint8_t *ya = (uint8_t *)r->act;
     cudaLaunchAttribute attr;
