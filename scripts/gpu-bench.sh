@@ -84,12 +84,14 @@ sass() {
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet \
-        --set variants='cuda.production*,cuda.planar2,cuda.lanes8,cuda.cols' --set K=5120,17408 --set N=16384 \
+        --set variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma,cuda.lanes8,cuda.cols' --set K=5120,17408 \
+        --set N=16384 \
         --set R=1 --set cols=1,8 --set threads=1 --set distribution=bonsai --set mode=hot,cold \
         --set shapes=bonsai2-27b --set skip=none --set extra=none
     step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
-        --variants 'cuda.production*,cuda.planar2,cuda.lanes8,cuda.cols' --json "$out/profile-bonsai2-27b.json"
-    nsight cuda.production cuda.production_pt cuda.planar2 cuda.cols
+        --variants 'cuda.production*,cuda.planar2*,cuda.ptq1_0_tma,cuda.lanes8,cuda.cols' \
+        --json "$out/profile-bonsai2-27b.json"
+    nsight cuda.production cuda.planar2 cuda.planar2_tma cuda.ptq1_0_tma
     sass
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
@@ -133,7 +135,7 @@ elif gate; then
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants "$qualities" --json "$out/quality.json"
-    nsight cuda.production cuda.production_pt cuda.cols cuda.direct_mma
+    nsight cuda.production cuda.production_pt cuda.cols cuda.planar2_tma cuda.ptq1_0_tma cuda.direct_mma
     sass
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"

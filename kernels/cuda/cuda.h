@@ -17,6 +17,9 @@ const char *hsdr_cuda_unavailable(void);
 /* cuda.production's: hsdr_cuda_unavailable, or why the device present is not one on which the fork dispatches its
  * SOA_ISUM path (sm_75 .. sm_87 get its planar PT kernel instead: docs/cuda-production.md section 1). */
 const char *hsdr_cuda_production_unavailable(void);
+/* The streamed kernels' (cuda.ptq1_0_tma, cuda.planar2_tma): hsdr_cuda_unavailable, or why the device is older than
+ * sm_90 (they copy weights with Hopper's bulk copies, completing on shared-memory mbarriers). */
+const char *hsdr_cuda_tma_unavailable(void);
 
 /* The checking interface of every CUDA variant: its own timed path (create, set_input, mark, enqueue, mark, elapsed,
  * output: one column), so the code checked against the vectors is the code that is timed. */
@@ -37,6 +40,13 @@ extern const hsdr_device_ops hsdr_cuda_production_pt_ops;
  * cuda.production's design on it (SOA_ISUM activations, the fork's row geometry and fp32 steps); y bit-identical to
  * hsdr_matvec_q8_1 in hsdr_cuda_soa_order, i.e. to cuda.production's y. */
 extern const hsdr_device_ops hsdr_cuda_planar2_ops;
+
+/* cuda.planar2_tma and cuda.ptq1_0_tma (our baselines): one streamed kernel per GEMV (kernels/cuda/tma.cuh): passes
+ * of rows bulk-copied into shared memory ahead of use, starting before the dependency wait; the encode fused; the
+ * predecoded 2-bit form (converted on the device, stage convert) or PTQ1_0 as stored; y bit-identical to
+ * hsdr_matvec_q8_1 in hsdr_cuda_soa_order, i.e. to cuda.production's y. */
+extern const hsdr_device_ops hsdr_cuda_planar2_tma_ops;
+extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops;
 
 /* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the
  * activations staged in shared memory and 8 lanes per row (one thread per 128-block, 4-byte decode, dp4a: stage

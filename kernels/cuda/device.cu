@@ -57,6 +57,25 @@ extern "C" const char *hsdr_cuda_production_unavailable(void)
     return why[0] ? why : NULL;
 }
 
+extern "C" const char *hsdr_cuda_tma_unavailable(void)
+{
+    static int checked;
+    static char why[512];
+    const char *no = hsdr_cuda_unavailable();
+    if (no)
+        return no;
+    if (!checked) {
+        checked = 1;
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major < 9)
+            snprintf(why, sizeof why,
+                     "%s is compute capability %d.%d; the streamed kernels (kernels/cuda/tma.cuh) need 9.0: bulk "
+                     "copies into shared memory completing on an mbarrier",
+                     p.name, p.major, p.minor);
+    }
+    return why[0] ? why : NULL;
+}
+
 /* ---- the shared device ops of the CUDA variants ---- */
 
 static size_t round256(size_t n)

@@ -1,16 +1,24 @@
-/* cuda.planar2 (our baseline): PTQ1_0 converted once on the device (stage convert) into a predecoded 2-bit form,
- * then the fork's one-column SOA_ISUM design on it (soa.cuh: the same activations, geometry and fp32 steps), so y is
- * bit-identical to cuda.production's (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only the digit decode changes.
+/* cuda.planar2 and cuda.planar2_tma (our baselines): PTQ1_0 converted once on the device (stage convert) into a
+ * predecoded 2-bit form, then a design whose y is bit-identical to cuda.production's (hsdr_matvec_q8_1 in
+ * hsdr_cuda_soa_order): only the digit decode changes.
  *
- * layout  per (row, K-block), row-major: 32 bytes of codes; byte b holds the digits {0, 1, 2} of weights b, b + 32,
- *         b + 64, b + 96 in bit pairs 0, 2, 4, 6. Then, after all the codes, the blocks' fp16 scales in the same
- *         order. 34 bytes per 128 weights (2.125 bits per weight, 1.21x PTQ1_0's 28).
- * decode  word w (bytes 4w..4w+3) of a block, shifted right by 2j and masked with 0x03030303, is the four digits of
- *         weights 32 j + 4 w .. + 3: one shift and one and per four weights, against activation word 8 j + w of the
- *         SOA layout (the word of element e is e / 4). Two 16-byte loads per block; 32 dp4a into four exact sums.
+ * codes   32 bytes per (row, K-block): byte b holds the digits {0, 1, 2} of weights b, b + 32, b + 64, b + 96 in bit
+ *         pairs 0, 2, 4, 6, so word w (bytes 4w..4w+3), shifted right by 2j and masked with 0x03030303, is the four
+ *         digits of weights 32 j + 4 w .. + 3: against activation word 8 j + w. 34 bytes per 128 weights with the
+ *         fp16 scale (2.125 bits per weight, 1.21x PTQ1_0's 28).
  * convert one thread per (row, K-block): the base-3 digits of the PTQ1_0 block in natural order (spec/ptq1_0.md
- *         section 1), packed into the 32 code bytes, and the scale copied. */
+ *         section 1), packed into the 32 code bytes, and the scale copied.
+ *
+ * cuda.planar2      the codes of every block row-major, then all the blocks' scales in the same order; cuda.production's
+ *                   SOA_ISUM design on it (soa.cuh: the same activations, geometry and fp32 steps); two 16-byte loads
+ *                   per block, shift + and per digit word, 32 dp4a into four exact sums.
+ * cuda.planar2_tma  per row: bytes 0..15 of its blocks' codes, then bytes 16..31, then its scales, padded to 16 bytes
+ *                   (a pass of rows is one span; thread t's two 16-byte reads are conflict-free); tma.cuh's streamed
+ *                   design on it; digit word j taken by one and with 0x03030303 << 2j, the unsigned-by-signed dp4a
+ *                   summing 4^j times the digits, the exact sum shifted back. Time it: hsdr run --filter
+ *                   'variant=cuda.planar2_tma'. */
 #include "soa.cuh"
+#include "tma.cuh"
 
 enum { CODE_BYTES = 32 };
 
@@ -36,13 +44,9 @@ static __device__ int ptq1_0_digit(const uint8_t *blk, int e)
     return (int)((v * 3u) >> 8);
 }
 
-__global__ void hsdr_cu_planar2_convert(const uint8_t *src, size_t blocks, uint8_t *codes, uint16_t *scales)
+/* The 32 code bytes of one PTQ1_0 block, as eight words. */
+static __device__ void planar2_codes(const uint8_t *blk, uint32_t out[CODE_BYTES / 4])
 {
-    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= blocks)
-        return;
-    const uint8_t *blk = src + i * HSDR_PTQ1_0_BLOCK;
-    uint32_t out[CODE_BYTES / 4];
     for (int w = 0; w < CODE_BYTES / 4; w++) {
         uint32_t word = 0;
         for (int by = 0; by < 4; by++) {
@@ -54,6 +58,16 @@ __global__ void hsdr_cu_planar2_convert(const uint8_t *src, size_t blocks, uint8
         }
         out[w] = word;
     }
+}
+
+__global__ void hsdr_cu_planar2_convert(const uint8_t *src, size_t blocks, uint8_t *codes, uint16_t *scales)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= blocks)
+        return;
+    const uint8_t *blk = src + i * HSDR_PTQ1_0_BLOCK;
+    uint32_t out[CODE_BYTES / 4];
+    planar2_codes(blk, out);
     uint4 *dst = (uint4 *)(codes + i * CODE_BYTES);
     dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
     dst[1] = make_uint4(out[4], out[5], out[6], out[7]);
@@ -96,3 +110,76 @@ struct planar2_soa {
 static const hsdr_cu_kernels kernels = {1,    hsdr_soa_act_bytes, hsdr_soa_prepare<planar2_soa>, hsdr_soa_launch,
                                         NULL, layout_bytes,       convert};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_ops = HSDR_CU_OPS(kernels);
+
+/* ---- cuda.planar2_tma ---- */
+
+static __host__ __device__ unsigned split_row_bytes(int G)
+{
+    return (unsigned)(((size_t)G * (CODE_BYTES + 2) + 15) / 16 * 16);
+}
+
+static size_t split_layout_bytes(int K, int N)
+{
+    return (size_t)N * split_row_bytes(K / 128);
+}
+
+__global__ void hsdr_cu_planar2_split_convert(const uint8_t *src, int G, size_t blocks, uint8_t *dst)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= blocks)
+        return;
+    const uint8_t *blk = src + i * HSDR_PTQ1_0_BLOCK;
+    const size_t row = i / G;
+    const int b = (int)(i % G);
+    uint8_t *r = dst + row * split_row_bytes(G);
+    uint32_t out[CODE_BYTES / 4];
+    planar2_codes(blk, out);
+    ((uint4 *)r)[b] = make_uint4(out[0], out[1], out[2], out[3]);
+    ((uint4 *)r)[G + b] = make_uint4(out[4], out[5], out[6], out[7]);
+    ((uint16_t *)(r + (size_t)G * CODE_BYTES))[b] = (uint16_t)(blk[26] | blk[27] << 8);
+    if (b == 0) /* the row's padding, so that every byte of the layout is defined */
+        for (unsigned p = (unsigned)G * (CODE_BYTES + 2); p < split_row_bytes(G); p++)
+            r[p] = 0;
+}
+
+static cudaError_t split_convert(hsdr_device_run *r, const uint8_t *src, uint8_t *dst)
+{
+    const size_t blocks = (size_t)r->N * (r->K / 128);
+    hsdr_cu_planar2_split_convert<<<(unsigned)((blocks + 255) / 256), 256, 0, r->stream>>>(src, r->K / 128, blocks,
+                                                                                            dst);
+    return cudaGetLastError();
+}
+
+/* unsigned bytes (masked digits times 4^j, at most 128) by signed activation bytes, into c */
+static __device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c)
+{
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+struct planar2_tma {
+    static unsigned row_bytes(int G)
+    {
+        return split_row_bytes(G);
+    }
+    static __device__ __forceinline__ float sums(const uint8_t *row, int G, int b, const int32_t act[32], int sumi[4])
+    {
+        const uint4 lo = ((const uint4 *)row)[b], hi = ((const uint4 *)row)[G + b];
+        const uint32_t wd[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        int s4[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+#pragma unroll
+            for (int q = 0; q < 8; q++)
+                s4[j] = dp4a_us(wd[q] & (0x03030303u << (2 * j)), act[8 * j + q], s4[j]);
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            sumi[j] = s4[j] >> (2 * j); /* exact: every term is a multiple of 4^j */
+        return __half2float(((const __half *)(row + (size_t)G * CODE_BYTES))[b]);
+    }
+};
+
+static const hsdr_cu_kernels tma_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma>,
+                                            hsdr_tma_launch<planar2_tma>, NULL, split_layout_bytes, split_convert};
+extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_ops = HSDR_CU_OPS(tma_kernels);

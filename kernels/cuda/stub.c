@@ -16,6 +16,11 @@ const char *hsdr_cuda_production_unavailable(void)
     return reason;
 }
 
+const char *hsdr_cuda_tma_unavailable(void)
+{
+    return reason;
+}
+
 int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;
@@ -42,6 +47,8 @@ int hsdr_cuda_cols_supported(int K, int N, int ncols, char *err, size_t errlen)
 const hsdr_device_ops hsdr_cuda_production_ops = {0};
 const hsdr_device_ops hsdr_cuda_production_pt_ops = {0};
 const hsdr_device_ops hsdr_cuda_planar2_ops = {0};
+const hsdr_device_ops hsdr_cuda_planar2_tma_ops = {0};
+const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops = {0};
 const hsdr_device_ops hsdr_cuda_lanes8_ops = {0};
 const hsdr_device_ops hsdr_cuda_cols_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_ops = {0};

@@ -1,0 +1,27 @@
+/* cuda.ptq1_0_tma (our baseline): PTQ1_0 as stored, streamed (tma.cuh: whole passes of rows copied into shared
+ * memory ahead of use, the encode fused, activations held in registers), each thread decoding its 28-byte block with
+ * the fork's x3 digit steps (common.cuh's hsdr_cu_ptq1_0_sums: byte spread into 16-bit lanes, one multiply and mask
+ * per digit, one byte permute per dp4a word). y is bit-identical to cuda.production's.
+ *
+ * layout  PTQ1_0 as stored: rows back to back, 28 G bytes each; thread t reads words 7t .. 7t + 6 of its pass's
+ *         span (conflict-free: 7 is odd).
+ * time it hsdr run --filter 'variant=cuda.ptq1_0_tma' (or hsdr profile, which builds a token of it). */
+#include "tma.cuh"
+
+struct ptq1_0_tma {
+    static unsigned row_bytes(int G)
+    {
+        return (unsigned)G * HSDR_PTQ1_0_BLOCK;
+    }
+    static __device__ __forceinline__ float sums(const uint8_t *row, int G, int b, const int32_t act[32], int sumi[4])
+    {
+        (void)G;
+        const uint8_t *blk = row + (size_t)b * HSDR_PTQ1_0_BLOCK;
+        hsdr_cu_ptq1_0_sums(blk, [act](int e) { return (int)act[e >> 2]; }, sumi);
+        return __half2float(*(const __half *)(blk + 26));
+    }
+};
+
+static const hsdr_cu_kernels kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<ptq1_0_tma>, hsdr_tma_launch<ptq1_0_tma>,
+                                        NULL, NULL,               NULL};
+extern "C" const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops = HSDR_CU_OPS(kernels);

@@ -1,0 +1,266 @@
+/* The streamed one-column design (issue 18), shared by cuda.ptq1_0_tma (PTQ1_0 as stored, ptq1_0_tma.cu) and
+ * cuda.planar2_tma (the predecoded 2-bit form, planar2.cu). One kernel per GEMV, y bit-identical to cuda.production's
+ * (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only where the work runs changes, never an operation on a value.
+ *
+ * idea    a weight-streaming kernel: each CTA copies whole passes of P rows (contiguous bytes) into shared memory with
+ *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting before
+ *         it waits for the previous kernel (programmatic dependent launch); the activations it needs are quantized
+ *         by the CTA itself into shared memory and then held in registers, so nothing but weights moves per pass.
+ * geometry P rows x G K-blocks per pass, thread t = p G + b on K-block b of row slot p (its block's 32 activation
+ *         words, four fp16 scales and four exact sums in registers for the whole kernel); persistent CTAs (as many
+ *         as fit at once, passes dealt round robin, the grid trimmed so that no CTA has more passes than it must).
+ * steps   per (row, block): the four exact int32 sums from the format policy, then the fork's acc = fmaf(d8_k,
+ *         sumi_k - isum_k, acc), k = 0..3 from +0 (as hsdr_soa_finish), written with the block's scale to shared
+ *         memory; one warp per row slot then redoes the fork's row order: lane l chains p = fmaf(d_w, acc, p) over
+ *         K-blocks l, l + 32, ... (K/128 < 128), or the four chains l + 32 w (w = 0..3) over step 128 added in warp
+ *         order (K/128 >= 128), then the xor butterfly.
+ * encode  fused: warp w quantizes 32-blocks w, w + warps, ... of x with hsdr_cu_q8_1_lane (bits of the fork's
+ *         quantize_q8_1 as cuda.production runs it), once per CTA.
+ *
+ * A format supplies F with
+ *   static unsigned row_bytes(int G)   bytes per row in its layout (rows back to back; 4-byte multiple)
+ *   static __device__ float sums(const uint8_t *row, int G, int b, const int32_t act[32], int sumi[4])
+ * sums returns block b's fp32 scale and its four exact sums of raw digits {0, 1, 2} times activations, reading the
+ * row from shared memory at `row` (16-byte aligned when row_bytes is a multiple of 16, else 4-byte). */
+#ifndef HSDR_CUDA_TMA_CUH
+#define HSDR_CUDA_TMA_CUH
+#include "common.cuh"
+
+enum { HSDR_TMA_STAGES = 4, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_TARGET_THREADS = 256, HSDR_TMA_SMALL_K_BLOCKS = 128 };
+
+/* The launch of one case, the same on the host (prepare) and in every launch. */
+struct hsdr_tma_geometry {
+    int G, P, threads, passes;      /* K-blocks per row, rows per pass, threads per CTA, passes (ceil N / P) */
+    unsigned row_bytes, stage_bytes; /* one row in the layout; one pass's shared buffer (+ the alignment skew) */
+    size_t smem;                    /* dynamic shared memory: stages, mbarriers, block results, quantized x */
+};
+
+static __host__ __device__ __forceinline__ unsigned hsdr_tma_round16(size_t n)
+{
+    return (unsigned)((n + 15) / 16 * 16);
+}
+
+/* P rows per pass so that P G is near 256 threads (never past 512, never more rows than N). */
+static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_bytes)
+{
+    hsdr_tma_geometry g;
+    g.G = K / 128;
+    g.P = (HSDR_TMA_TARGET_THREADS + g.G / 2) / g.G;
+    g.P = g.P < 1 ? 1 : g.P > N ? N : g.P;
+    while (g.P > 1 && g.P * g.G > HSDR_TMA_MAX_THREADS)
+        g.P--;
+    g.threads = (g.P * g.G + 31) / 32 * 32;
+    g.passes = (N + g.P - 1) / g.P;
+    g.row_bytes = row_bytes;
+    g.stage_bytes = hsdr_tma_round16((size_t)g.P * row_bytes) + 16; /* + the skew of a pass that starts unaligned */
+    g.smem = (size_t)HSDR_TMA_STAGES * g.stage_bytes + 8 * HSDR_TMA_STAGES /* mbarriers */
+             + 2 * (size_t)g.P * g.G * sizeof(float2)                        /* block results, double-buffered */
+             + (size_t)K + (size_t)K / 32 * 8;                               /* q, then d8 and isum per 32-block */
+    return g;
+}
+
+struct hsdr_tma_args {
+    const uint8_t *w; /* the weights in the format's layout */
+    const float *x;
+    float *y;
+    int K, N;
+    hsdr_tma_geometry g;
+};
+
+static __device__ __forceinline__ unsigned hsdr_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* Pass `pass`'s rows into the stage buffer at dst, completing on mbarrier bar (one thread). The copy starts at the
+ * 16-byte boundary at or below the pass's first byte (the skew) and ends at the one at or above its last: inside the
+ * weight allocation, whose copies are 256-byte aligned. */
+static __device__ __forceinline__ void hsdr_tma_issue(const hsdr_tma_args &a, int pass, uint8_t *dst, uint64_t *bar)
+{
+#if __CUDA_ARCH__ >= 900
+    const int r0 = pass * a.g.P, nr = min(a.g.P, a.N - r0);
+    const uintptr_t src = (uintptr_t)(a.w + (size_t)r0 * a.g.row_bytes);
+    const unsigned skew = (unsigned)(src & 15u), bytes = hsdr_tma_round16(skew + (size_t)nr * a.g.row_bytes);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(hsdr_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     hsdr_smem_addr(dst)),
+                 "l"(src - skew), "r"(bytes), "r"(hsdr_smem_addr(bar))
+                 : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void hsdr_tma_wait(uint64_t *bar, unsigned parity)
+{
+#if __CUDA_ARCH__ >= 900
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(hsdr_smem_addr(bar)), "r"(parity)
+                     : "memory");
+#endif
+}
+
+/* One row slot's reduction in the fork's order (soa.cuh's kernels), by one warp: res holds (d_w, acc) per K-block. */
+static __device__ __forceinline__ float hsdr_tma_row(const float2 *res, int G, int lane)
+{
+    float p;
+    if (G < HSDR_TMA_SMALL_K_BLOCKS) {
+        p = 0.0f;
+        for (int kb = lane; kb < G; kb += 32)
+            p = __fmaf_rn(res[kb].x, res[kb].y, p);
+    } else {
+#pragma unroll
+        for (int w = 0; w < 4; w++) {
+            float q = 0.0f;
+            for (int kb = lane + 32 * w; kb < G; kb += 128)
+                q = __fmaf_rn(res[kb].x, res[kb].y, q);
+            p = w == 0 ? q : __fadd_rn(p, q); /* warp 0's partial, then warps 1..3's from shared memory */
+        }
+    }
+    for (int o = 16; o >= 1; o >>= 1)
+        p = __fadd_rn(p, __shfl_xor_sync(HSDR_FULL_MASK, p, o));
+    return p;
+}
+
+template <class F>
+__global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const hsdr_tma_args a)
+{
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(16) uint8_t smem[];
+    const hsdr_tma_geometry &g = a.g;
+    uint8_t *stage = smem;
+    uint64_t *bar = (uint64_t *)(smem + (size_t)HSDR_TMA_STAGES * g.stage_bytes);
+    float2 *res = (float2 *)(bar + HSDR_TMA_STAGES);
+    int8_t *q = (int8_t *)(res + 2 * g.P * g.G);
+    float *d8 = (float *)(q + a.K);
+    int *isum = (int *)(d8 + a.K / 32);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    const int iters = (g.passes - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
+
+    /* the weights first: S passes requested before anything waits on the previous kernel */
+    if (tid == 0) {
+        for (int s = 0; s < HSDR_TMA_STAGES; s++)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int i = 0; i < HSDR_TMA_STAGES && i < iters; i++)
+            hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
+    }
+    cudaTriggerProgrammaticLaunchCompletion();
+    cudaGridDependencySynchronize(); /* x is the previous kernel's output */
+
+    /* the encode: x into Q8_1 in shared memory (natural order), then this thread's block into registers */
+    for (int j = warp; j < a.K / 32; j += warps) {
+        float d;
+        int qv, s;
+        hsdr_cu_q8_1_lane(a.x[32 * j + lane], d, qv, s);
+        q[32 * j + lane] = (int8_t)qv;
+        if (lane == 0)
+            d8[j] = __half2float(__float2half_rn(d)), isum[j] = s;
+    }
+    __syncthreads();
+    const bool worker = tid < g.P * g.G;
+    const int slot = tid / g.G, b = tid % g.G;
+    int32_t act[32];
+    float ad[4];
+    int ai[4];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const int4 v = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
+        act[4 * i] = v.x, act[4 * i + 1] = v.y, act[4 * i + 2] = v.z, act[4 * i + 3] = v.w;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        ad[k] = worker ? d8[4 * b + k] : 0.0f, ai[k] = worker ? isum[4 * b + k] : 0;
+
+    for (int i = 0; i < iters; i++) {
+        const int s = i % HSDR_TMA_STAGES, pass = (int)blockIdx.x + i * (int)gridDim.x;
+        const int r0 = pass * g.P, nr = min(g.P, a.N - r0);
+        float2 *out = res + (i & 1) * g.P * g.G;
+        hsdr_tma_wait(bar + s, (unsigned)(i / HSDR_TMA_STAGES) & 1u);
+        if (worker && slot < nr) {
+            const unsigned skew = (unsigned)((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
+            int sumi[4] = {0, 0, 0, 0};
+            const float dw =
+                F::sums(stage + (size_t)s * g.stage_bytes + skew + (size_t)slot * g.row_bytes, g.G, b, act, sumi);
+            float acc = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc = __fmaf_rn(ad[k], (float)(sumi[k] - ai[k]), acc);
+            out[tid] = make_float2(dw, acc);
+        }
+        __syncthreads(); /* the stage is read and the block results are written */
+        if (tid == 0 && i + HSDR_TMA_STAGES < iters)
+            hsdr_tma_issue(a, pass + HSDR_TMA_STAGES * (int)gridDim.x, stage + (size_t)s * g.stage_bytes, bar + s);
+        for (int p = warp; p < nr; p += warps) {
+            const float v = hsdr_tma_row(out + p * g.G, g.G, lane);
+            if (lane == 0)
+                a.y[r0 + p] = v;
+        }
+    }
+#else
+    __trap(); /* hsdr_cuda_tma_unavailable refuses devices before sm_90 */
+#endif
+}
+
+/* prepare: the geometry's shared memory allowed, and as many CTAs as fit on the device at once (at most one per
+ * pass), trimmed to the fewest that keep the most passes any CTA takes. */
+template <class F>
+static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128));
+    int dev = 0, sms = 0, per_sm = 0;
+    if (g.G > HSDR_TMA_MAX_THREADS) {
+        snprintf(err, errlen, "K = %d: the streamed kernels hold one K-block per thread, at most %d per CTA "
+                              "(K <= %d)", r->K, HSDR_TMA_MAX_THREADS, 128 * HSDR_TMA_MAX_THREADS);
+        return -1;
+    }
+    HSDR_CU(cudaGetDevice(&dev));
+    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    HSDR_CU(cudaFuncSetAttribute(hsdr_tma_rows<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_tma_rows<F>, g.threads, g.smem));
+    if (per_sm < 1) {
+        snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", r->K,
+                 g.threads, g.smem);
+        return -1;
+    }
+    {
+        const int most = sms * per_sm < g.passes ? sms * per_sm : g.passes;
+        const int each = (g.passes + most - 1) / most;
+        r->shape.kernel = reinterpret_cast<void (*)(void)>(hsdr_tma_rows<F>);
+        r->shape.ctas = (unsigned)((g.passes + each - 1) / each);
+        r->shape.threads = (unsigned)g.threads;
+        r->shape.smem = g.smem;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
+/* One kernel (stage reduce, the encode fused into it), programmatically dependent on the kernel before it. */
+template <class F>
+static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int stage, unsigned skip, unsigned twice)
+{
+    const unsigned red = 1u << HSDR_STAGE_REDUCE;
+    hsdr_cu_stage_alone(stage, red, &skip, &twice);
+    hsdr_tma_args a;
+    a.w = w, a.x = r->x, a.y = r->y, a.K = r->K, a.N = r->N;
+    a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128));
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F>, a);
+    return e;
+}
+
+/* The activation buffer the shared host code allocates: unused (the encode is fused), one word. */
+static inline size_t hsdr_tma_act_bytes(int K)
+{
+    (void)K;
+    return 4;
+}
+
+#endif
