@@ -149,20 +149,19 @@ const hsdr_variant hsdr_registry[] = {
      .merge_is_tree = true, .device = &hsdr_cuda_planar2_ops},
     {.name = "cuda.planar2_tma", .backend = "cuda", .family = "baseline",
      .summary = "the predecoded 2-bit form (per row: code halves, then scales; converted on the device) streamed: "
-                "passes of rows bulk-copied into shared memory 4 ahead, from before the dependency wait; encode fused "
-                "per CTA; a thread per (row, K-block) with its activations in registers; the fork's row order redone "
-                "per warp (y equals cuda.production's)",
-     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(REDUCE), .precision = 32, .needs_x = true,
-     .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
-     .ablatable = ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+                "passes of rows bulk-copied into shared memory 4 ahead, from before the dependency wait on the encode "
+                "(its own kernel, launched dependent too); a thread per (row, K-block) with its activations in "
+                "registers; the fork's row order redone per warp (y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
+     .q8_1_order = hsdr_cuda_soa_order, .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_planar2_tma_ops},
     {.name = "cuda.ptq1_0_tma", .backend = "cuda", .family = "baseline",
-     .summary = "PTQ1_0 as stored, streamed as cuda.planar2_tma (passes bulk-copied into shared memory ahead, encode "
-                "fused, activations in registers), the fork's x3 digit steps per 28-byte block (y equals "
-                "cuda.production's)",
-     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .summary = "PTQ1_0 as stored, streamed as cuda.planar2_tma (passes bulk-copied into shared memory ahead, "
+                "activations in registers), the fork's x3 digit steps per 28-byte block (y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
-     .ablatable = ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_tma_ops},
     {.name = "cuda.lanes8", .backend = "cuda", .family = "baseline",
      .summary = "our one-column mat-vec: activations staged in shared memory once per CTA, 8 lanes per row (4 rows per "

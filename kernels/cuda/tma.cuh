@@ -4,8 +4,8 @@
  *
  * idea    a weight-streaming kernel: each CTA copies whole passes of P rows (contiguous bytes) into shared memory with
  *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting before
- *         it waits for the previous kernel (programmatic dependent launch); the activations it needs are quantized
- *         by the CTA itself into shared memory and then held in registers, so nothing but weights moves per pass.
+ *         it waits for its activations (programmatic dependent launch); each thread then holds its K-block's
+ *         activations in registers for the whole kernel, so nothing but weights moves per pass.
  * geometry P rows x G K-blocks per pass, thread t = p G + b on K-block b of row slot p (its block's 32 activation
  *         words, four fp16 scales and four exact sums in registers for the whole kernel); persistent CTAs (as many
  *         as fit at once, passes dealt round robin, the grid trimmed so that no CTA has more passes than it must).
@@ -14,8 +14,10 @@
  *         memory; one warp per row slot then redoes the fork's row order: lane l chains p = fmaf(d_w, acc, p) over
  *         K-blocks l, l + 32, ... (K/128 < 128), or the four chains l + 32 w (w = 0..3) over step 128 added in warp
  *         order (K/128 >= 128), then the xor butterfly.
- * encode  fused: warp w quantizes 32-blocks w, w + warps, ... of x with hsdr_cu_q8_1_lane (bits of the fork's
- *         quantize_q8_1 as cuda.production runs it), once per CTA.
+ * encode  its own small kernel (stage encode), itself launched programmatically dependent on the kernel before it:
+ *         a warp per 32-block, hsdr_cu_q8_1_lane (the bits of cuda.production's quantization), into q[K] (natural
+ *         order), then fp32 d8[K / 32] (the fp16 d, widened) and int32 isum[K / 32]. (Fusing it into every CTA was
+ *         measured: a few hundred CTAs each quantizing all of x cost more than the weights' own work: perf-notes.)
  *
  * A format supplies F with
  *   static unsigned row_bytes(int G)   bytes per row in its layout (rows back to back; 4-byte multiple)
@@ -32,7 +34,7 @@ enum { HSDR_TMA_STAGES = 4, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_TARGET_THREADS 
 struct hsdr_tma_geometry {
     int G, P, threads, passes;      /* K-blocks per row, rows per pass, threads per CTA, passes (ceil N / P) */
     unsigned row_bytes, stage_bytes; /* one row in the layout; one pass's shared buffer (+ the alignment skew) */
-    size_t smem;                    /* dynamic shared memory: stages, mbarriers, block results, quantized x */
+    size_t smem;                    /* dynamic shared memory: stages, mbarriers, block results */
 };
 
 static __host__ __device__ __forceinline__ unsigned hsdr_tma_round16(size_t n)
@@ -54,14 +56,19 @@ static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_
     g.row_bytes = row_bytes;
     g.stage_bytes = hsdr_tma_round16((size_t)g.P * row_bytes) + 16; /* + the skew of a pass that starts unaligned */
     g.smem = (size_t)HSDR_TMA_STAGES * g.stage_bytes + 8 * HSDR_TMA_STAGES /* mbarriers */
-             + 2 * (size_t)g.P * g.G * sizeof(float2)                        /* block results, double-buffered */
-             + (size_t)K + (size_t)K / 32 * 8;                               /* q, then d8 and isum per 32-block */
+             + 2 * (size_t)g.P * g.G * sizeof(float2);                       /* block results, double-buffered */
     return g;
+}
+
+/* One column's encoded activations (r->act): q[K], then d8[K / 32], then isum[K / 32]. */
+static inline size_t hsdr_tma_act_bytes(int K)
+{
+    return (size_t)K + (size_t)K / 32 * 8;
 }
 
 struct hsdr_tma_args {
     const uint8_t *w; /* the weights in the format's layout */
-    const float *x;
+    const int8_t *act; /* the encode's output */
     float *y;
     int K, N;
     hsdr_tma_geometry g;
@@ -134,13 +141,10 @@ __global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const h
     uint8_t *stage = smem;
     uint64_t *bar = (uint64_t *)(smem + (size_t)HSDR_TMA_STAGES * g.stage_bytes);
     float2 *res = (float2 *)(bar + HSDR_TMA_STAGES);
-    int8_t *q = (int8_t *)(res + 2 * g.P * g.G);
-    float *d8 = (float *)(q + a.K);
-    int *isum = (int *)(d8 + a.K / 32);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int iters = (g.passes - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
 
-    /* the weights first: S passes requested before anything waits on the previous kernel */
+    /* the weights first: S passes requested before anything waits on the encode */
     if (tid == 0) {
         for (int s = 0; s < HSDR_TMA_STAGES; s++)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
@@ -149,31 +153,33 @@ __global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const h
             hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
     }
     cudaTriggerProgrammaticLaunchCompletion();
-    cudaGridDependencySynchronize(); /* x is the previous kernel's output */
+    cudaGridDependencySynchronize(); /* the encode's output */
+    __syncthreads();                 /* the mbarriers are initialized */
 
-    /* the encode: x into Q8_1 in shared memory (natural order), then this thread's block into registers */
-    for (int j = warp; j < a.K / 32; j += warps) {
-        float d;
-        int qv, s;
-        hsdr_cu_q8_1_lane(a.x[32 * j + lane], d, qv, s);
-        q[32 * j + lane] = (int8_t)qv;
-        if (lane == 0)
-            d8[j] = __half2float(__float2half_rn(d)), isum[j] = s;
-    }
-    __syncthreads();
+    /* this thread's K-block: 32 activation words, four scales, four exact sums (all loads independent) */
     const bool worker = tid < g.P * g.G;
     const int slot = tid / g.G, b = tid % g.G;
+    const int8_t *q = a.act;
+    const float *d8 = (const float *)(q + a.K);
+    const int *isum = (const int *)(d8 + a.K / 32);
     int32_t act[32];
     float ad[4];
     int ai[4];
+    {
+        int4 v[8];
+        float4 dv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        int4 iv = make_int4(0, 0, 0, 0);
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        const int4 v = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
-        act[4 * i] = v.x, act[4 * i + 1] = v.y, act[4 * i + 2] = v.z, act[4 * i + 3] = v.w;
+        for (int i = 0; i < 8; i++)
+            v[i] = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
+        if (worker)
+            dv = ((const float4 *)d8)[b], iv = ((const int4 *)isum)[b];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            act[4 * i] = v[i].x, act[4 * i + 1] = v[i].y, act[4 * i + 2] = v[i].z, act[4 * i + 3] = v[i].w;
+        ad[0] = dv.x, ad[1] = dv.y, ad[2] = dv.z, ad[3] = dv.w;
+        ai[0] = iv.x, ai[1] = iv.y, ai[2] = iv.z, ai[3] = iv.w;
     }
-#pragma unroll
-    for (int k = 0; k < 4; k++)
-        ad[k] = worker ? d8[4 * b + k] : 0.0f, ai[k] = worker ? isum[4 * b + k] : 0;
 
     for (int i = 0; i < iters; i++) {
         const int s = i % HSDR_TMA_STAGES, pass = (int)blockIdx.x + i * (int)gridDim.x;
@@ -219,7 +225,12 @@ static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
     }
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(cudaFuncSetAttribute(hsdr_tma_rows<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem));
+    { /* the attribute is the kernel's, shared by every run of it: raised, never lowered */
+        cudaFuncAttributes fa;
+        HSDR_CU(cudaFuncGetAttributes(&fa, hsdr_tma_rows<F>));
+        if ((size_t)fa.maxDynamicSharedSizeBytes < g.smem)
+            HSDR_CU(cudaFuncSetAttribute(hsdr_tma_rows<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem));
+    }
     HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_tma_rows<F>, g.threads, g.smem));
     if (per_sm < 1) {
         snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", r->K,
@@ -239,28 +250,31 @@ fail:
     return -1;
 }
 
-/* One kernel (stage reduce, the encode fused into it), programmatically dependent on the kernel before it. */
+/* The encode: K / 32 warps, 8 per CTA. Launched programmatically dependent on the kernel before it (in a token, the
+ * previous GEMV), it lets the mat-vec launch at once and waits before reading x. */
+__global__ void __launch_bounds__(256) hsdr_tma_quantize(const float *x, int K, int8_t *q);
+
+/* The encode (stage encode), then the mat-vec (stage reduce), each programmatically dependent on the one before. */
 template <class F>
 static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int stage, unsigned skip, unsigned twice)
 {
-    const unsigned red = 1u << HSDR_STAGE_REDUCE;
-    hsdr_cu_stage_alone(stage, red, &skip, &twice);
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     hsdr_tma_args a;
-    a.w = w, a.x = r->x, a.y = r->y, a.K = r->K, a.N = r->N;
+    a.w = w, a.act = (const int8_t *)r->act, a.y = r->y, a.K = r->K, a.N = r->N;
     a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128));
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
     cudaError_t e = cudaSuccess;
+    const dim3 mv_grid = cfg.gridDim, mv_block = cfg.blockDim;
+    const size_t mv_smem = cfg.dynamicSmemBytes;
+    cfg.gridDim = dim3((unsigned)((r->K / 32 + 7) / 8)), cfg.blockDim = dim3(256), cfg.dynamicSmemBytes = 0;
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_tma_quantize, (const float *)r->x, r->K, (int8_t *)r->act);
+    cfg.gridDim = mv_grid, cfg.blockDim = mv_block, cfg.dynamicSmemBytes = mv_smem;
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
         e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F>, a);
     return e;
-}
-
-/* The activation buffer the shared host code allocates: unused (the encode is fused), one word. */
-static inline size_t hsdr_tma_act_bytes(int K)
-{
-    (void)K;
-    return 4;
 }
 
 #endif
