@@ -28,13 +28,22 @@
 #define HSDR_CUDA_TMA_CUH
 #include "common.cuh"
 
-enum { HSDR_TMA_STAGES = 4, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_TARGET_THREADS = 256, HSDR_TMA_SMALL_K_BLOCKS = 128 };
+enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_SMALL_K_BLOCKS = 128 };
+
+/* The design's three free parameters. Defaults below; HSDR_TMA="STAGES,ROWS,THREADS" in the environment overrides
+ * them for a study (hsdr_tma_knobs says what it refuses): passes in flight per CTA (1..8), rows per thread in a pass
+ * (1..8: the activations in registers serve them all), threads per CTA aimed at (32..512). */
+struct hsdr_tma_knobs {
+    int stages, rows_per_thread, threads;
+};
 
 /* The launch of one case, the same on the host (prepare) and in every launch. */
 struct hsdr_tma_geometry {
-    int G, P, threads, passes;      /* K-blocks per row, rows per pass, threads per CTA, passes (ceil N / P) */
+    int G, P, R, stages;             /* K-blocks per row; row slots (threads P G); rows per pass (P x rows per
+                                        thread, at most N); passes in flight */
+    int threads, passes;             /* threads per CTA, passes (ceil N / R) */
     unsigned row_bytes, stage_bytes; /* one row in the layout; one pass's shared buffer (+ the alignment skew) */
-    size_t smem;                    /* dynamic shared memory: stages, mbarriers, block results */
+    size_t smem;                     /* dynamic shared memory: stages, mbarriers, block results */
 };
 
 static __host__ __device__ __forceinline__ unsigned hsdr_tma_round16(size_t n)
@@ -42,23 +51,29 @@ static __host__ __device__ __forceinline__ unsigned hsdr_tma_round16(size_t n)
     return (unsigned)((n + 15) / 16 * 16);
 }
 
-/* P rows per pass so that P G is near 256 threads (never past 512, never more rows than N). */
-static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_bytes)
+/* P row slots so that P G is near the threads aimed at (never past 512); each slot takes rows_per_thread rows of a
+ * pass, strided by P. */
+static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_bytes, hsdr_tma_knobs kn)
 {
     hsdr_tma_geometry g;
     g.G = K / 128;
-    g.P = (HSDR_TMA_TARGET_THREADS + g.G / 2) / g.G;
+    g.P = (kn.threads + g.G / 2) / g.G;
     g.P = g.P < 1 ? 1 : g.P > N ? N : g.P;
     while (g.P > 1 && g.P * g.G > HSDR_TMA_MAX_THREADS)
         g.P--;
+    g.R = g.P * kn.rows_per_thread < N ? g.P * kn.rows_per_thread : N;
+    g.stages = kn.stages;
     g.threads = (g.P * g.G + 31) / 32 * 32;
-    g.passes = (N + g.P - 1) / g.P;
+    g.passes = (N + g.R - 1) / g.R;
     g.row_bytes = row_bytes;
-    g.stage_bytes = hsdr_tma_round16((size_t)g.P * row_bytes) + 16; /* + the skew of a pass that starts unaligned */
-    g.smem = (size_t)HSDR_TMA_STAGES * g.stage_bytes + 8 * HSDR_TMA_STAGES /* mbarriers */
-             + 2 * (size_t)g.P * g.G * sizeof(float2);                       /* block results, double-buffered */
+    g.stage_bytes = hsdr_tma_round16((size_t)g.R * row_bytes) + 16; /* + the skew of a pass that starts unaligned */
+    g.smem = (size_t)g.stages * g.stage_bytes + 8 * (size_t)g.stages /* mbarriers */
+             + 2 * (size_t)g.R * g.G * sizeof(float2);               /* block results, double-buffered */
     return g;
 }
+
+/* The knobs: the defaults, or HSDR_TMA's three numbers; 0, or -1 with the reason in err. */
+int hsdr_tma_knobs_of(hsdr_tma_knobs *kn, char *err, size_t errlen);
 
 /* One column's encoded activations (r->act): q[K], then d8[K / 32], then isum[K / 32]. */
 static inline size_t hsdr_tma_act_bytes(int K)
@@ -85,7 +100,7 @@ static __device__ __forceinline__ unsigned hsdr_smem_addr(const void *p)
 static __device__ __forceinline__ void hsdr_tma_issue(const hsdr_tma_args &a, int pass, uint8_t *dst, uint64_t *bar)
 {
 #if __CUDA_ARCH__ >= 900
-    const int r0 = pass * a.g.P, nr = min(a.g.P, a.N - r0);
+    const int r0 = pass * a.g.R, nr = min(a.g.R, a.N - r0);
     const uintptr_t src = (uintptr_t)(a.w + (size_t)r0 * a.g.row_bytes);
     const unsigned skew = (unsigned)(src & 15u), bytes = hsdr_tma_round16(skew + (size_t)nr * a.g.row_bytes);
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(hsdr_smem_addr(bar)), "r"(bytes)
@@ -139,17 +154,17 @@ __global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const h
     extern __shared__ __align__(16) uint8_t smem[];
     const hsdr_tma_geometry &g = a.g;
     uint8_t *stage = smem;
-    uint64_t *bar = (uint64_t *)(smem + (size_t)HSDR_TMA_STAGES * g.stage_bytes);
-    float2 *res = (float2 *)(bar + HSDR_TMA_STAGES);
+    uint64_t *bar = (uint64_t *)(smem + (size_t)g.stages * g.stage_bytes);
+    float2 *res = (float2 *)(bar + g.stages);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int iters = (g.passes - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
 
     /* the weights first: S passes requested before anything waits on the encode */
     if (tid == 0) {
-        for (int s = 0; s < HSDR_TMA_STAGES; s++)
+        for (int s = 0; s < g.stages; s++)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int i = 0; i < HSDR_TMA_STAGES && i < iters; i++)
+        for (int i = 0; i < g.stages && i < iters; i++)
             hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
     }
     cudaTriggerProgrammaticLaunchCompletion();
@@ -182,24 +197,24 @@ __global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const h
     }
 
     for (int i = 0; i < iters; i++) {
-        const int s = i % HSDR_TMA_STAGES, pass = (int)blockIdx.x + i * (int)gridDim.x;
-        const int r0 = pass * g.P, nr = min(g.P, a.N - r0);
-        float2 *out = res + (i & 1) * g.P * g.G;
-        hsdr_tma_wait(bar + s, (unsigned)(i / HSDR_TMA_STAGES) & 1u);
-        if (worker && slot < nr) {
-            const unsigned skew = (unsigned)((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
-            int sumi[4] = {0, 0, 0, 0};
-            const float dw =
-                F::sums(stage + (size_t)s * g.stage_bytes + skew + (size_t)slot * g.row_bytes, g.G, b, act, sumi);
-            float acc = 0.0f;
+        const int s = i % g.stages, pass = (int)blockIdx.x + i * (int)gridDim.x;
+        const int r0 = pass * g.R, nr = min(g.R, a.N - r0);
+        float2 *out = res + (i & 1) * g.R * g.G;
+        const uint8_t *rows = stage + (size_t)s * g.stage_bytes + ((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
+        hsdr_tma_wait(bar + s, (unsigned)(i / g.stages) & 1u);
+        if (worker)
+            for (int r = slot; r < nr; r += g.P) {
+                int sumi[4] = {0, 0, 0, 0};
+                const float dw = F::sums(rows + (size_t)r * g.row_bytes, g.G, b, act, sumi);
+                float acc = 0.0f;
 #pragma unroll
-            for (int k = 0; k < 4; k++)
-                acc = __fmaf_rn(ad[k], (float)(sumi[k] - ai[k]), acc);
-            out[tid] = make_float2(dw, acc);
-        }
+                for (int k = 0; k < 4; k++)
+                    acc = __fmaf_rn(ad[k], (float)(sumi[k] - ai[k]), acc);
+                out[r * g.G + b] = make_float2(dw, acc);
+            }
         __syncthreads(); /* the stage is read and the block results are written */
-        if (tid == 0 && i + HSDR_TMA_STAGES < iters)
-            hsdr_tma_issue(a, pass + HSDR_TMA_STAGES * (int)gridDim.x, stage + (size_t)s * g.stage_bytes, bar + s);
+        if (tid == 0 && i + g.stages < iters)
+            hsdr_tma_issue(a, pass + g.stages * (int)gridDim.x, stage + (size_t)s * g.stage_bytes, bar + s);
         for (int p = warp; p < nr; p += warps) {
             const float v = hsdr_tma_row(out + p * g.G, g.G, lane);
             if (lane == 0)
@@ -216,7 +231,10 @@ __global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const h
 template <class F>
 static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
-    const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128));
+    hsdr_tma_knobs kn;
+    if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
+        return -1;
+    const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
     int dev = 0, sms = 0, per_sm = 0;
     if (g.G > HSDR_TMA_MAX_THREADS) {
         snprintf(err, errlen, "K = %d: the streamed kernels hold one K-block per thread, at most %d per CTA "
@@ -262,7 +280,10 @@ static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int sta
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     hsdr_tma_args a;
     a.w = w, a.act = (const int8_t *)r->act, a.y = r->y, a.K = r->K, a.N = r->N;
-    a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128));
+    hsdr_tma_knobs kn;
+    if (hsdr_tma_knobs_of(&kn, NULL, 0) != 0) /* prepare took them: they cannot fail here */
+        return cudaErrorInvalidValue;
+    a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
     cudaLaunchAttribute attr;
     cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
     cudaError_t e = cudaSuccess;
