@@ -28,7 +28,9 @@
 #define HSDR_CUDA_TMA_CUH
 #include "common.cuh"
 
-enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_SMALL_K_BLOCKS = 128 };
+/* HSDR_TMA_MAX_REGS: 80 registers a thread (the 40 of the activations included) let three 256-thread CTAs share an SM;
+ * the compiler's own choice, 92-95, left two (measured: perf-notes, issue 18 step 2). */
+enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_SMALL_K_BLOCKS = 128, HSDR_TMA_MAX_REGS = 80 };
 
 /* The design's three free parameters. Defaults below; HSDR_TMA="STAGES,ROWS,THREADS" in the environment overrides
  * them for a study (hsdr_tma_knobs says what it refuses): passes in flight per CTA (1..8), rows per thread in a pass
@@ -148,7 +150,7 @@ static __device__ __forceinline__ float hsdr_tma_row(const float2 *res, int G, i
 }
 
 template <class F>
-__global__ void __launch_bounds__(HSDR_TMA_MAX_THREADS, 1) hsdr_tma_rows(const hsdr_tma_args a)
+__global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args a)
 {
 #if __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) uint8_t smem[];
