@@ -32,11 +32,12 @@
  * the compiler's own choice, 92-95, left two (measured: perf-notes, issue 18 step 2). */
 enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_SMALL_K_BLOCKS = 128, HSDR_TMA_MAX_REGS = 80 };
 
-/* The design's three free parameters. Defaults below; HSDR_TMA="STAGES,ROWS,THREADS" in the environment overrides
- * them for a study (hsdr_tma_knobs says what it refuses): passes in flight per CTA (1..8), rows per thread in a pass
- * (1..8: the activations in registers serve them all), threads per CTA aimed at (32..512). */
+/* The design's free parameters. Defaults in tma.cu; HSDR_TMA="STAGES,ROWS,THREADS[,CTAS_PER_SM]" in the environment
+ * overrides them for a study (hsdr_tma_knobs_of says what it refuses): passes in flight per CTA (1..8), rows per
+ * thread in a pass (1..8: the activations in registers serve them all), threads per CTA aimed at (32..512), and at
+ * most that many CTAs per SM (0: as many as fit; fewer leave room for the next GEMV's kernels in a token). */
 struct hsdr_tma_knobs {
-    int stages, rows_per_thread, threads;
+    int stages, rows_per_thread, threads, ctas_per_sm;
 };
 
 /* The launch of one case, the same on the host (prepare) and in every launch. */
@@ -252,6 +253,8 @@ static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
             HSDR_CU(cudaFuncSetAttribute(hsdr_tma_rows<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem));
     }
     HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_tma_rows<F>, g.threads, g.smem));
+    if (kn.ctas_per_sm > 0 && per_sm > kn.ctas_per_sm)
+        per_sm = kn.ctas_per_sm;
     if (per_sm < 1) {
         snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", r->K,
                  g.threads, g.smem);
