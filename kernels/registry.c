@@ -154,7 +154,8 @@ const hsdr_variant hsdr_registry[] = {
                 "registers; the fork's row order redone per warp (y equals cuda.production's)",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
      .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
-     .q8_1_order = hsdr_cuda_soa_order, .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+     .q8_1_order = hsdr_cuda_soa_order, .ablatable = ST(ENCODE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_planar2_tma_ops},
     {.name = "cuda.ptq1_0_tma", .backend = "cuda", .family = "baseline",
      .summary = "PTQ1_0 as stored, streamed as cuda.planar2_tma (passes bulk-copied into shared memory ahead, "

@@ -34,46 +34,49 @@ extern "C" const char *hsdr_cuda_unavailable(void)
     return why[0] ? why : NULL;
 }
 
-extern "C" const char *hsdr_cuda_production_unavailable(void)
+/* A variant's own refusal on top of hsdr_cuda_unavailable: refuse(p, why, size) writes why the device p cannot run
+ * it (or nothing), once; the answer is kept in why. */
+template <class Refuse>
+static const char *unavailable_unless(int &checked, char (&why)[512], Refuse refuse)
 {
-    static int checked;
-    static char why[512];
     const char *no = hsdr_cuda_unavailable();
     if (no)
         return no;
     if (!checked) {
         checked = 1;
         cudaDeviceProp p;
-        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
-            const int cc = p.major * 100 + p.minor * 10;
-            if (cc >= 750 && cc < 890) /* the fork's ggml_cuda_q8_1_layout_host: Turing and Ampere take PT */
-                snprintf(why, sizeof why,
-                         "%s (sm_%d): the fork dispatches its planar PT one-column kernel here, which is "
-                         "cuda.production_pt; cuda.production is its SOA_ISUM path of sm_89 and newer "
-                         "(docs/cuda-production.md)",
-                         p.name, cc / 10);
-        }
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+            refuse(p, why, sizeof why);
     }
     return why[0] ? why : NULL;
+}
+
+extern "C" const char *hsdr_cuda_production_unavailable(void)
+{
+    static int checked;
+    static char why[512];
+    return unavailable_unless(checked, why, [](const cudaDeviceProp &p, char *w, size_t n) {
+        const int cc = p.major * 100 + p.minor * 10;
+        if (cc >= 750 && cc < 890) /* the fork's ggml_cuda_q8_1_layout_host: Turing and Ampere take PT */
+            snprintf(w, n,
+                     "%s (sm_%d): the fork dispatches its planar PT one-column kernel here, which is "
+                     "cuda.production_pt; cuda.production is its SOA_ISUM path of sm_89 and newer "
+                     "(docs/cuda-production.md)",
+                     p.name, cc / 10);
+    });
 }
 
 extern "C" const char *hsdr_cuda_tma_unavailable(void)
 {
     static int checked;
     static char why[512];
-    const char *no = hsdr_cuda_unavailable();
-    if (no)
-        return no;
-    if (!checked) {
-        checked = 1;
-        cudaDeviceProp p;
-        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess && p.major < 9)
-            snprintf(why, sizeof why,
+    return unavailable_unless(checked, why, [](const cudaDeviceProp &p, char *w, size_t n) {
+        if (p.major < 9)
+            snprintf(w, n,
                      "%s is compute capability %d.%d; the streamed kernels (kernels/cuda/tma.cuh) need 9.0: bulk "
                      "copies into shared memory completing on an mbarrier",
                      p.name, p.major, p.minor);
-    }
-    return why[0] ? why : NULL;
+    });
 }
 
 /* ---- the shared device ops of the CUDA variants ---- */

@@ -9,9 +9,9 @@
  * convert one thread per (row, K-block): the base-3 digits of the PTQ1_0 block in natural order (spec/ptq1_0.md
  *         section 1), packed into the 32 code bytes, and the scale copied.
  *
- * cuda.planar2      the codes of every block row-major, then all the blocks' scales in the same order; cuda.production's
- *                   SOA_ISUM design on it (soa.cuh: the same activations, geometry and fp32 steps); two 16-byte loads
- *                   per block, shift + and per digit word, 32 dp4a into four exact sums.
+ * cuda.planar2      the codes of every block row-major, then all the blocks' scales in the same order;
+ *                   cuda.production's SOA_ISUM design on it (soa.cuh: the same activations, geometry and fp32
+ *                   steps); two 16-byte loads per block, shift + and per digit word, 32 dp4a into four exact sums.
  * cuda.planar2_tma  per row: bytes 0..15 of its blocks' codes, then bytes 16..31, then its scales, padded to 16 bytes
  *                   (a pass of rows is one span; thread t's two 16-byte reads are conflict-free); tma.cuh's streamed
  *                   design on it; digit word j taken by one and with 0x03030303 << 2j, the unsigned-by-signed dp4a

@@ -22,6 +22,6 @@ struct ptq1_0_tma {
     }
 };
 
-static const hsdr_cu_kernels kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<ptq1_0_tma>, hsdr_tma_launch<ptq1_0_tma>,
-                                        NULL, NULL,               NULL};
+static const hsdr_cu_kernels kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<ptq1_0_tma>,
+                                        hsdr_tma_launch<ptq1_0_tma>, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops = HSDR_CU_OPS(kernels);

@@ -6,9 +6,13 @@
  *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting before
  *         it waits for its activations (programmatic dependent launch); each thread then holds its K-block's
  *         activations in registers for the whole kernel, so nothing but weights moves per pass.
- * geometry P rows x G K-blocks per pass, thread t = p G + b on K-block b of row slot p (its block's 32 activation
- *         words, four fp16 scales and four exact sums in registers for the whole kernel); persistent CTAs (as many
- *         as fit at once, passes dealt round robin, the grid trimmed so that no CTA has more passes than it must).
+ * geometry P row slots x G K-blocks of threads, thread t = p G + b on K-block b of rows p, p + P, ... of each pass
+ *         (R = P x rows per thread rows a pass; its block's 32 activation words, four fp16 scales and four exact sums
+ *         in registers for the whole kernel); persistent CTAs (as many as fit at once, passes dealt round robin, the
+ *         grid trimmed so that no CTA has more passes than it must). Knobs: tma_knobs.h (HSDR_TMA).
+ * time it hsdr run --filter 'variant=cuda.planar2_tma' (or cuda.ptq1_0_tma); scripts/tma-sweep.sh sweeps the knobs.
+ *         Measured on the H200 (docs/perf-notes.md, issue 18 step 2): on par with the SOA_ISUM kernels per launch,
+ *         the fastest alone per GEMV over a token's GEMVs, but not in one graph.
  * steps   per (row, block): the four exact int32 sums from the format policy, then the fork's acc = fmaf(d8_k,
  *         sumi_k - isum_k, acc), k = 0..3 from +0 (as hsdr_soa_finish), written with the block's scale to shared
  *         memory; one warp per row slot then redoes the fork's row order: lane l chains p = fmaf(d_w, acc, p) over
@@ -27,18 +31,12 @@
 #ifndef HSDR_CUDA_TMA_CUH
 #define HSDR_CUDA_TMA_CUH
 #include "common.cuh"
+#include "tma_knobs.h"
 
-/* HSDR_TMA_MAX_REGS: 80 registers a thread (the 40 of the activations included) let three 256-thread CTAs share an SM;
- * the compiler's own choice, 92-95, left two (measured: perf-notes, issue 18 step 2). */
-enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_THREADS = 512, HSDR_TMA_SMALL_K_BLOCKS = 128, HSDR_TMA_MAX_REGS = 80 };
-
-/* The design's free parameters. Defaults in tma.cu; HSDR_TMA="STAGES,ROWS,THREADS[,CTAS_PER_SM]" in the environment
- * overrides them for a study (hsdr_tma_knobs_of says what it refuses): passes in flight per CTA (1..8), rows per
- * thread in a pass (1..8: the activations in registers serve them all), threads per CTA aimed at (32..512), and at
- * most that many CTAs per SM (0: as many as fit; fewer leave room for the next GEMV's kernels in a token). */
-struct hsdr_tma_knobs {
-    int stages, rows_per_thread, threads, ctas_per_sm;
-};
+/* HSDR_TMA_MAX_REGS: 80 registers a thread (the 40 of the activations included) let three 256-thread CTAs share an SM
+ * where the compiler's own 92-95 left two; measured no faster alone (perf-notes, issue 18 step 2), kept for the room.
+ * The design's measured limit is the chain per pass (wait, compute, barrier, reduce), not the number of warps. */
+enum { HSDR_TMA_SMALL_K_BLOCKS = 128, HSDR_TMA_MAX_REGS = 80 };
 
 /* The launch of one case, the same on the host (prepare) and in every launch. */
 struct hsdr_tma_geometry {
@@ -74,9 +72,6 @@ static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_
              + 2 * (size_t)g.R * g.G * sizeof(float2);               /* block results, double-buffered */
     return g;
 }
-
-/* The knobs: the defaults, or HSDR_TMA's three numbers; 0, or -1 with the reason in err. */
-int hsdr_tma_knobs_of(hsdr_tma_knobs *kn, char *err, size_t errlen);
 
 /* One column's encoded activations (r->act): q[K], then d8[K / 32], then isum[K / 32]. */
 static inline size_t hsdr_tma_act_bytes(int K)

@@ -1,0 +1,60 @@
+/* The streamed CUDA kernels' knobs (kernels/cuda/tma_knobs.h, HSDR_TMA): what the parser takes, every bound, and that
+ * each refusal names the text, the field and its offset, and leaves the defaults. No device needed. */
+#include <string.h>
+
+#include "../kernels/cuda/tma_knobs.h"
+#include "testing.h"
+
+static void accepts(const char *text, int s, int r, int t, int c)
+{
+    hsdr_tma_knobs k;
+    char err[256] = "";
+    CHECK(hsdr_tma_knobs_parse(text, &k, err, sizeof err) == 0, "'%s' refused: %s", text ? text : "(null)", err);
+    CHECK(k.stages == s && k.rows_per_thread == r && k.threads == t && k.ctas_per_sm == c,
+          "'%s' -> %d,%d,%d,%d; want %d,%d,%d,%d", text ? text : "(null)", k.stages, k.rows_per_thread, k.threads,
+          k.ctas_per_sm, s, r, t, c);
+}
+
+static void refuses(const char *text, int field, int offset)
+{
+    hsdr_tma_knobs k;
+    char err[256] = "", want[64];
+    CHECK(hsdr_tma_knobs_parse(text, &k, err, sizeof err) == -1, "'%s' accepted", text);
+    const hsdr_tma_knobs d = hsdr_tma_knobs_default();
+    CHECK(memcmp(&k, &d, sizeof k) == 0, "'%s': refused but the knobs are not the defaults", text);
+    CHECK(strstr(err, text) != NULL, "'%s': the message does not name the text: %s", text, err);
+    snprintf(want, sizeof want, "field %d ", field);
+    CHECK(strstr(err, want) != NULL, "'%s': the message does not name field %d: %s", text, field, err);
+    snprintf(want, sizeof want, "at offset %d:", offset);
+    CHECK(strstr(err, want) != NULL, "'%s': the message does not give offset %d: %s", text, offset, err);
+}
+
+int main(void)
+{
+    const hsdr_tma_knobs d = hsdr_tma_knobs_default();
+    accepts(NULL, d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);
+    accepts("", d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);
+    accepts("4,2,256", 4, 2, 256, d.ctas_per_sm);
+    accepts("4,2,256,3", 4, 2, 256, 3);
+    accepts("1,1,32,0", 1, 1, 32, 0);
+    accepts("8,8,512,32", 8, 8, 512, 32);
+    refuses("0,1,256", 1, 0);
+    refuses("9,1,256", 1, 0);
+    refuses("x", 1, 0);
+    refuses("4,0,256", 2, 2);
+    refuses("4,9,256", 2, 2);
+    refuses("4,2", 2, 2);       /* the third field is required */
+    refuses("4,2,31", 3, 4);
+    refuses("4,2,513", 3, 4);
+    refuses("4,2,256,", 4, 8);  /* a comma promises a fourth field */
+    refuses("4,2,256,33", 4, 8);
+    refuses("4,2,256,-1", 4, 8);
+    refuses("4,2,256,1,5", 4, 8); /* nothing after the fourth */
+    refuses("4, 2,256", 2, 2);
+    refuses("4,+2,256", 2, 2);
+    refuses("4,2,256x", 3, 4);
+    refuses("99999999999999999999,2,256", 1, 0);
+    hsdr_tma_knobs k;
+    CHECK(hsdr_tma_knobs_parse("9", &k, NULL, 0) == -1, "a refusal without an error buffer");
+    return test_finish("test_tma_knobs");
+}
