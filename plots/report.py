@@ -480,6 +480,90 @@ def best_per_family(ds):
                      "GB/s", "% of ceiling"), rows))
 
 
+BASELINE_FAMILIES = ("production", "baseline")
+
+
+def own_bytes(row):
+    """The bytes a variant reads per matvec: its converted layout's footprint (the convert block) when it converts,
+    else the PTQ1_0 weights."""
+    return (row.get("convert") or {}).get("footprint_bytes") or row["weight_bytes"]
+
+
+def own_read_fraction(row):
+    """How close a row gets to the read of its own bytes: (bytes floor x own bytes / PTQ1_0 bytes) / median, or None."""
+    floor = row["bytes_floor_ns"]
+    if floor is None or floor <= 0:
+        return None
+    return floor * own_bytes(row) / row["weight_bytes"] / q.median_ns(row)
+
+
+# the three kinds of kernel issue 18 asks about: any baseline layout, PTQ1_0 as stored, and the HSDR families
+KINDS = (("best baseline", lambda r: r["family"] in BASELINE_FAMILIES),
+         ("best on PTQ1_0 as stored", lambda r: r["family"] in BASELINE_FAMILIES and not r.get("convert")),
+         ("best HSDR", lambda r: r["family"] not in BASELINE_FAMILIES))
+
+
+def family_floor(ds):
+    """Per GEMV and backend, the fastest kernel of each kind as % of the read of its own bytes; per model, the token of
+    each kind and family against its floor."""
+    title = "## How close each kind of kernel gets to the floor\n\n"
+    f, why = focus_or_missing(ds)
+    parts = []
+    if f:
+        cold = [r for r in f.rows if r["mode"] == "cold"] or f.rows
+        for backend in q.unique(r["backend"] for r in cold):
+            mine = [r for r in cold if r["backend"] == backend]
+            rows = []
+            for c in q.configs(mine):
+                at = [r for r in mine if q.config_of(r) == c]
+                cells = []
+                for _, kind in KINDS:
+                    of = [r for r in at if kind(r)]
+                    best = min(of, key=q.median_ns) if of else None
+                    cells += ([best["variant"], duration(q.median_ns(best)), pct(own_read_fraction(best))] if best
+                              else ["-", "-", "-"])
+                rows.append([c.label(short=True), duration(at[0]["bytes_floor_ns"])] + cells)
+            header_row = ["GEMV", "PTQ1_0 floor"]
+            for name, _ in KINDS:
+                header_row += [name, "time", "% of own read"]
+            parts.append(f"{backend} at the {f.label}, {'cold' if cold[0]['mode'] == 'cold' else cold[0]['mode']} "
+                         f"where measured: the fastest variant of each kind (median time), and its % of the read "
+                         f"ceiling at its own bytes (a converted layout's footprint, else PTQ1_0's).\n\n"
+                         + table(header_row, rows))
+    else:
+        parts.append(why)
+    parts.append(token_by_kind(ds))
+    return title + "\n\n".join(parts)
+
+
+def token_by_kind(ds):
+    """Per model profile: the best token of each kind (as KINDS) and of each HSDR family, against the floor."""
+    if not ds.profiles:
+        return missing(f"no profile-<model>.json for the token view; produce one per model with "
+                       f"{how_to_make('profile', ds.dir)}")
+    family = {r["variant"]: r["family"] for r in ds.rows}
+    rows = []
+    for model in sorted(ds.profiles, reverse=True):
+        p = ds.profiles[model]
+        tokens = [dict(v, family=family.get(v["variant"], "-"),
+                       convert={"footprint_bytes": 1} if v.get("convert_ms") else None) for v in p["variants"]]
+        groups = [(name, [v for v in tokens if kind(v)]) for name, kind in KINDS[:2]]
+        groups += [(f"best {fam}", [v for v in tokens if v["family"] == fam])
+                   for fam in q.unique(v["family"] for v in tokens) if fam not in BASELINE_FAMILIES]
+        for name, of in groups:
+            if not of:
+                continue
+            best = min(of, key=lambda v: v["ms_per_token_measured"])
+            floor_tps = q.floor_tokens_per_s(best)
+            rows.append((model, name, best["variant"], sig(best["ms_per_token_measured"]),
+                         sig(best["tokens_per_s_measured"]), sig(best["floor_ms_per_token_measured"]),
+                         sig(floor_tps), pct(best["tokens_per_s_measured"] / floor_tps) if floor_tps else "-"))
+    return ("The token (`hsdr profile`: every GEMV of the measured layers and the head, encodes included; on a GPU one "
+            "graph per token), best of each kind and of each HSDR family:\n\n"
+            + table(("model", "kind", "variant", "ms/token", "tokens/s", "floor ms", "floor tokens/s", "% of floor"),
+                    rows))
+
+
 def per_backend(ds):
     """Every variant of every backend against that backend's production variant (the same configurations)."""
     title = "## Every variant against its backend's production\n\n"
@@ -602,5 +686,5 @@ def render(ds, status, fig_dir, report_path):
     sections = [header(ds), context_section(ds), inputs_section(ds), failures_section(ds),
                 figures_section(status, fig_dir, report_path, ds),
                 answers_intro(ds), answer_breakeven(ds), answer_dominant(ds), answer_floor(ds), answer_q1516(ds),
-                answer_lns8_cost(ds), best_per_family(ds), per_backend(ds), columns_section(ds)]
+                answer_lns8_cost(ds), best_per_family(ds), family_floor(ds), per_backend(ds), columns_section(ds)]
     return "\n\n".join(s for s in sections if s) + "\n"

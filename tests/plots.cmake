@@ -33,3 +33,16 @@ string(CONCAT COLUMNS_ROWS_SECTION "## Several columns through one read of the w
   ".*\\| attn_k \\(5120 x 1024\\) \\|[^\n]*\\| 4\\.32x \\|\n\\| ffn_gate \\(5120 x 17408\\) \\|[^\n]*\\| 3\\.15x \\|"
   ".*exit=0")
 set_tests_properties(plots.columns_rows PROPERTIES LABELS plots PASS_REGULAR_EXPRESSION "${COLUMNS_ROWS_SECTION}")
+# issue 18's question in the report: per GEMV the fastest kernel of each kind as % of the read of its own bytes (a
+# converted layout's footprint: cuda.planar2's 34 bytes a block), and the token per kind; on a committed H200 run
+add_test(NAME plots.family_floor COMMAND sh -c "d=$(mktemp -d) && gzip -dc \
+${PROJECT_SOURCE_DIR}/results/h200/steps/issue18-tma/results.jsonl.gz >$d/results.jsonl && \
+cp ${PROJECT_SOURCE_DIR}/results/h200/steps/issue18-tma/profile-bonsai2-27b.json $d/ && \
+${PROJECT_SOURCE_DIR}/plots/run $d >/dev/null; rc=$?; sed -n '/^## How close each kind/,/^## Every variant/p' \
+$d/REPORT.md; rm -rf $d; echo exit=$rc")
+string(CONCAT FAMILY_FLOOR_SECTION "## How close each kind of kernel gets to the floor\n.*"
+  "\\| ffn_down, 1 thread, cold \\| 11\\.8 µs \\| cuda\\.planar2 \\| 18\\.5 µs \\| 77% \\| cuda\\.production_pt \\| "
+  "20\\.4 µs \\| 58% \\| - \\|.*"
+  "\\| bonsai2-27b \\| best baseline \\| cuda\\.planar2 \\| 0\\.364 \\|.*"
+  "\\| bonsai2-27b \\| best on PTQ1_0 as stored \\| cuda\\.production_pt \\| 0\\.371 \\|.*exit=0")
+set_tests_properties(plots.family_floor PROPERTIES LABELS plots PASS_REGULAR_EXPRESSION "${FAMILY_FLOOR_SECTION}")
