@@ -46,14 +46,6 @@ static size_t col_bytes(int K)
     return (size_t)(K / 128) * ACT_STRIDE;
 }
 
-/* dp4a of four unsigned bytes g (0..242) against four signed activations. */
-static __device__ __forceinline__ int dp4a_us(uint32_t g, int a, int c)
-{
-    int d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(g), "r"(a), "r"(c));
-    return d;
-}
-
 /* The seven words of the 128-block at p (streamed once: not kept in L1/L2). */
 static __device__ __forceinline__ void load7(const uint32_t *p, uint32_t wd[7])
 {
@@ -99,19 +91,19 @@ static __device__ __forceinline__ void block_dot(const uint32_t wd[7], const int
             const int8_t *a = blk + c * cbytes;
             const int4 a0 = *(const int4 *)(a + 16 * n);      /* weights 16n .. 16n + 15: words 0..3 */
             const int2 a1 = *(const int2 *)(a + 80 + 8 * n);  /* weights 80 + 8n .. + 7: words 4, 5 */
-            s1[c][k0] = dp4a_us(g[0], a0.x, s1[c][k0]);
-            s1[c][k0] = dp4a_us(g[1], a0.y, s1[c][k0]);
-            s1[c][k0] = dp4a_us(g[2], a0.z, s1[c][k0]);
-            s1[c][k0] = dp4a_us(g[3], a0.w, s1[c][k0]);
-            s1[c][k1] = dp4a_us(g[4], a1.x, s1[c][k1]);
-            s1[c][k1] = dp4a_us(g[5], a1.y, s1[c][k1]);
+            s1[c][k0] = hsdr_cu_dp4a_us(g[0], a0.x, s1[c][k0]);
+            s1[c][k0] = hsdr_cu_dp4a_us(g[1], a0.y, s1[c][k0]);
+            s1[c][k0] = hsdr_cu_dp4a_us(g[2], a0.z, s1[c][k0]);
+            s1[c][k0] = hsdr_cu_dp4a_us(g[3], a0.w, s1[c][k0]);
+            s1[c][k1] = hsdr_cu_dp4a_us(g[4], a1.x, s1[c][k1]);
+            s1[c][k1] = hsdr_cu_dp4a_us(g[5], a1.y, s1[c][k1]);
             if (n > 0) {
-                s3[c][k0] = dp4a_us(prev[0], a0.x, s3[c][k0]);
-                s3[c][k0] = dp4a_us(prev[1], a0.y, s3[c][k0]);
-                s3[c][k0] = dp4a_us(prev[2], a0.z, s3[c][k0]);
-                s3[c][k0] = dp4a_us(prev[3], a0.w, s3[c][k0]);
-                s3[c][k1] = dp4a_us(prev[4], a1.x, s3[c][k1]);
-                s3[c][k1] = dp4a_us(prev[5], a1.y, s3[c][k1]);
+                s3[c][k0] = hsdr_cu_dp4a_us(prev[0], a0.x, s3[c][k0]);
+                s3[c][k0] = hsdr_cu_dp4a_us(prev[1], a0.y, s3[c][k0]);
+                s3[c][k0] = hsdr_cu_dp4a_us(prev[2], a0.z, s3[c][k0]);
+                s3[c][k0] = hsdr_cu_dp4a_us(prev[3], a0.w, s3[c][k0]);
+                s3[c][k1] = hsdr_cu_dp4a_us(prev[4], a1.x, s3[c][k1]);
+                s3[c][k1] = hsdr_cu_dp4a_us(prev[5], a1.y, s3[c][k1]);
             }
         }
 #pragma unroll
@@ -277,7 +269,7 @@ static int prepare(hsdr_device_run *r, char *err, size_t errlen)
     long fit;
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    HSDR_CU(hsdr_cu_allow_smem(kern, smem));
     HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, threads, smem));
     fit = (long)sms * (per_sm > 0 ? per_sm : 1);
     r->shape.kernel = reinterpret_cast<void (*)(void)>(kern);

@@ -39,7 +39,7 @@ enum hsdr_cu_run_kind { HSDR_CU_RUN_MATVEC, HSDR_CU_RUN_READ, HSDR_CU_RUN_TOKEN 
 struct hsdr_cu_shape {
     void (*kernel)(void); /* the kernel chosen for the case, cast back by the file that chose it; NULL: fixed */
     unsigned ctas, threads;
-    size_t smem;          /* dynamic shared memory, already allowed (cudaFuncSetAttribute) where it must be */
+    size_t smem;          /* dynamic shared memory, already allowed (hsdr_cu_allow_smem) where it must be */
 };
 
 /* One run (kernel.h's opaque hsdr_device_run): rotating weight copies, activations, the variant's activation
@@ -128,6 +128,14 @@ static __device__ __forceinline__ uint32_t hsdr_cu_d_isum(float d, int isum)
     return (uint32_t)__half_as_ushort(__float2half_rn(d)) | (uint32_t)(uint16_t)isum << 16;
 }
 
+/* dp4a of four unsigned bytes (digits, or digits times a power of 4, at most 255) against four signed activations. */
+static __device__ __forceinline__ int hsdr_cu_dp4a_us(uint32_t g, int a, int c)
+{
+    int d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(g), "r"(a), "r"(c));
+    return d;
+}
+
 /* One digit step of four PTQ1_0 bytes spread into 16-bit lanes (lo: bytes 0, 1; hi: bytes 2, 3): x3, the digits
  * {0, 1, 2} are bits 8..9 of each lane, packed by one byte permute in byte order; lo and hi keep the remainders. */
 static __device__ __forceinline__ int hsdr_cu_digits_step(uint32_t &lo, uint32_t &hi)
@@ -175,6 +183,17 @@ static __device__ __forceinline__ void hsdr_cu_ptq1_0_sums(const uint8_t *blk, A
         v = w1 & 0x00ff00ffu;
         sumi[3] = __dp4a((int)__byte_perm(w0, w1, 0x7531), act(120 + 2 * t), sumi[3]);
     }
+}
+
+/* Let kernel take `bytes` of dynamic shared memory. The attribute is the kernel's, shared by every run of it (runs
+ * of different sizes are prepared before any of them launches), so it is only ever raised, never lowered. */
+template <class Kernel> static inline cudaError_t hsdr_cu_allow_smem(Kernel *kernel, size_t bytes)
+{
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
+    if (e == cudaSuccess && (size_t)fa.maxDynamicSharedSizeBytes < bytes)
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    return e;
 }
 
 /* A launch in r->shape on r->stream, programmatically dependent on the kernel before it (it may start while that one

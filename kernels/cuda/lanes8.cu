@@ -168,8 +168,7 @@ static int prepare(hsdr_device_run *r, char *err, size_t errlen)
     int dev = 0, sms = 0;
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (smem > 48 * 1024)
-        HSDR_CU(cudaFuncSetAttribute(hsdr_cu_lanes8_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    HSDR_CU(hsdr_cu_allow_smem(hsdr_cu_lanes8_rows, smem));
     r->shape.ctas = (unsigned)(groups < 8L * sms ? groups : 8L * sms);
     r->shape.threads = 32 * WARPS_PER_CTA;
     r->shape.smem = smem;

@@ -150,14 +150,6 @@ static cudaError_t split_convert(hsdr_device_run *r, const uint8_t *src, uint8_t
     return cudaGetLastError();
 }
 
-/* unsigned bytes (masked digits times 4^j, at most 128) by signed activation bytes, into c */
-static __device__ __forceinline__ int dp4a_us(uint32_t a, int b, int c)
-{
-    int d;
-    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-    return d;
-}
-
 struct planar2_tma {
     static unsigned row_bytes(int G)
     {
@@ -172,7 +164,7 @@ struct planar2_tma {
         for (int j = 0; j < 4; j++)
 #pragma unroll
             for (int q = 0; q < 8; q++)
-                s4[j] = dp4a_us(wd[q] & (0x03030303u << (2 * j)), act[8 * j + q], s4[j]);
+                s4[j] = hsdr_cu_dp4a_us(wd[q] & (0x03030303u << (2 * j)), act[8 * j + q], s4[j]);
 #pragma unroll
         for (int j = 0; j < 4; j++)
             sumi[j] = s4[j] >> (2 * j); /* exact: every term is a multiple of 4^j */

@@ -202,8 +202,7 @@ static int prepare(hsdr_device_run *r, char *err, size_t errlen)
                  K, rows, bpr + 1, smem, smem_max);
         return -1;
     }
-    if (smem > 48 * 1024)
-        HSDR_CU(cudaFuncSetAttribute(hsdr_cu_pt_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    HSDR_CU(hsdr_cu_allow_smem(hsdr_cu_pt_rows, smem));
     r->shape.kernel = reinterpret_cast<void (*)(void)>(hsdr_cu_pt_rows);
     r->shape.ctas = (unsigned)((N + rows - 1) / rows);
     r->shape.threads = MATVEC_THREADS;

@@ -241,12 +241,7 @@ static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
     }
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    { /* the attribute is the kernel's, shared by every run of it: raised, never lowered */
-        cudaFuncAttributes fa;
-        HSDR_CU(cudaFuncGetAttributes(&fa, hsdr_tma_rows<F>));
-        if ((size_t)fa.maxDynamicSharedSizeBytes < g.smem)
-            HSDR_CU(cudaFuncSetAttribute(hsdr_tma_rows<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)g.smem));
-    }
+    HSDR_CU(hsdr_cu_allow_smem(hsdr_tma_rows<F>, g.smem));
     HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_tma_rows<F>, g.threads, g.smem));
     if (kn.ctas_per_sm > 0 && per_sm > kn.ctas_per_sm)
         per_sm = kn.ctas_per_sm;
