@@ -1,5 +1,7 @@
 /* The streamed CUDA kernels' knobs (kernels/cuda/tma_knobs.h, HSDR_TMA): what the parser takes, every bound, and that
- * each refusal names the text, the field and its offset, and leaves the defaults. No device needed. */
+ * each refusal names the text, the field and its offset, and leaves the defaults; the environment is read once. No
+ * device needed. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/cuda/tma_knobs.h"
@@ -29,8 +31,23 @@ static void refuses(const char *text, int field, int offset)
     CHECK(strstr(err, want) != NULL, "'%s': the message does not give offset %d: %s", text, offset, err);
 }
 
+/* hsdr_tma_knobs_of reads HSDR_TMA once: a later change of the environment does not reach the launches. */
+static void env_read_once(void)
+{
+    hsdr_tma_knobs k;
+    char err[256] = "";
+    setenv("HSDR_TMA", "3,1,64,2", 1);
+    CHECK(hsdr_tma_knobs_of(&k, err, sizeof err) == 0, "HSDR_TMA=3,1,64,2 refused: %s", err);
+    CHECK(k.stages == 3 && k.rows_per_thread == 1 && k.threads == 64 && k.ctas_per_sm == 2,
+          "HSDR_TMA=3,1,64,2 -> %d,%d,%d,%d", k.stages, k.rows_per_thread, k.threads, k.ctas_per_sm);
+    setenv("HSDR_TMA", "9", 1);
+    CHECK(hsdr_tma_knobs_of(&k, NULL, 0) == 0 && k.stages == 3, "the knobs changed after the first read");
+    unsetenv("HSDR_TMA");
+}
+
 int main(void)
 {
+    env_read_once();
     const hsdr_tma_knobs d = hsdr_tma_knobs_default();
     accepts(NULL, d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);
     accepts("", d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);

@@ -2,6 +2,7 @@
 #include "tma_knobs.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,22 @@ int hsdr_tma_knobs_parse(const char *text, hsdr_tma_knobs *kn, char *err, size_t
     return 0;
 }
 
+/* HSDR_TMA is read once per process: every launch asks for the knobs, and the environment does not change. */
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static hsdr_tma_knobs env_knobs;
+static int env_rc;
+static char env_err[256];
+
+static void read_env(void)
+{
+    env_rc = hsdr_tma_knobs_parse(getenv("HSDR_TMA"), &env_knobs, env_err, sizeof env_err);
+}
+
 int hsdr_tma_knobs_of(hsdr_tma_knobs *kn, char *err, size_t errlen)
 {
-    return hsdr_tma_knobs_parse(getenv("HSDR_TMA"), kn, err, errlen);
+    pthread_once(&env_once, read_env);
+    *kn = env_knobs;
+    if (env_rc != 0 && err)
+        snprintf(err, errlen, "%s", env_err);
+    return env_rc;
 }

@@ -22,7 +22,8 @@ hsdr_tma_knobs hsdr_tma_knobs_default(void);
 /* "STAGES,ROWS,THREADS[,CTAS_PER_SM]" (decimal integers in range, nothing else) into *kn; NULL or "": the defaults.
  * 0, or -1 with err naming the text, the field, its offset and the range wanted (*kn then holds the defaults). */
 int hsdr_tma_knobs_parse(const char *text, hsdr_tma_knobs *kn, char *err, size_t errlen);
-/* hsdr_tma_knobs_parse of the environment's HSDR_TMA; err may be NULL. */
+/* hsdr_tma_knobs_parse of the environment's HSDR_TMA, read once per process (launches ask for the knobs on every
+ * call); err may be NULL. */
 int hsdr_tma_knobs_of(hsdr_tma_knobs *kn, char *err, size_t errlen);
 
 #ifdef __cplusplus
