@@ -196,6 +196,15 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4},
      .device = &hsdr_cuda_direct_mma_ops},
+    {.name = "cuda.direct_mma_p2", .backend = "cuda", .family = "direct",
+     .summary = "cuda.direct_mma on the 2-bit layout of cuda.planar2_tma (converted once on the device): each mma "
+                "thread's eight 4-trit units from one 8-byte load, one shift and one mask each, instead of the base-3 "
+                "decode; V laid out in that k order; exact A[8], fp64 group sums",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .precision = 32, .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 4},
+     .device = &hsdr_cuda_direct_mma_p2_ops},
     {.name = "cuda.stateset", .backend = "cuda", .family = "stateset",
      .summary = "ballot state sets: per group and tile of R rows (R <= 32) the occupied codes and their lane masks "
                 "built once with __ballot_sync, per row trit masks by ballot, lanes split the states (popc of the "
@@ -213,6 +222,13 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4, D(MATERIALIZE) = 3},
      .device = &hsdr_cuda_q1516_ops},
+    {.name = "cuda.q1516_p2", .backend = "cuda", .family = "q1516",
+     .summary = "cuda.q1516 on the 2-bit layout (cuda.direct_mma_p2's A[8]), the same int64 Q15.16 end",
+     .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .precision = 32, .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 4, D(MATERIALIZE) = 3},
+     .device = &hsdr_cuda_q1516_p2_ops},
     /* ---- Vulkan (kernels/vulkan/): activations encoded on the host, the dispatches timed by timestamps ---- */
     {.name = "vulkan.production", .backend = "vulkan", .family = "production",
      .summary = "production PTQ1_0 x Q8_0 as a compute shader: the blocks' exact integer sums and fused scale chains "

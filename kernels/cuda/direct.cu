@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "common.cuh"
+#include "planar2.cuh"
 
 extern "C" {
 #include "lns8.h"
@@ -295,7 +296,9 @@ __device__ __forceinline__ int v_entry(uint32_t code, int c)
     return (code & 0x80) ? -v : v;
 }
 
-/* one thread per (group, s, j, lane): the B fragment; then per (group, column) the column sum */
+/* one thread per (group, s, j, lane): the B fragment; then per (group, column) the column sum. L: the weight layout's
+ * units (mma_ptq1_0, mma_planar2 below). */
+template <class L>
 __global__ void hsdr_cu_mma_route(int K, uint8_t *act)
 {
     const int G = K / 128;
@@ -309,10 +312,10 @@ __global__ void hsdr_cu_mma_route(int K, uint8_t *act)
             const int t = lane & 3, col = 8 * j + (lane >> 2);
             uint32_t half[2];
             for (int hf = 0; hf < 2; hf++) {
-                const int w = c_unit_w[t][2 * s + hf], n = c_unit_n[t][2 * s + hf];
                 uint32_t word = 0;
                 for (int e = 0; e < 4; e++)
-                    word |= (uint32_t)(uint8_t)v_entry(codes[128 * g + unit_weight(w, n, e)], col) << (8 * e);
+                    word |= (uint32_t)(uint8_t)v_entry(codes[128 * g + L::unit_weight(t, 2 * s + hf, e)], col)
+                            << (8 * e);
                 half[hf] = word;
             }
             bf[idx] = make_uint2(half[0], half[1]);
@@ -366,6 +369,50 @@ __device__ __forceinline__ void row_units(const uint8_t *blk, int t, uint32_t u[
     }
 }
 
+/* The weight layouts the tensor-core rows read, as units: unit_weight(t, j, e) is the weight (0..127) of byte e of
+ * thread t's unit j (units 2s and 2s + 1 feed k-step s); units() loads and decodes thread t's eight units of one
+ * row's K-block g; scale() is that block's fp16 scale. */
+struct mma_ptq1_0 { /* PTQ1_0 as stored (cuda.direct_mma, cuda.q1516) */
+    static __device__ __forceinline__ int unit_weight(int t, int j, int e)
+    {
+        return ::unit_weight(c_unit_w[t][j], c_unit_n[t][j], e);
+    }
+    static __device__ __forceinline__ const uint8_t *block(const uint8_t *W, int row, int G, int g)
+    {
+        return W + ((size_t)row * G + g) * HSDR_PTQ1_0_BLOCK;
+    }
+    static __device__ __forceinline__ void units(const uint8_t *W, int row, int G, int g, int t, uint32_t u[8])
+    {
+        row_units(block(W, row, G, g), t, u);
+    }
+    static __device__ __forceinline__ float scale(const uint8_t *W, int row, int G, int g)
+    {
+        return __half2float(__ushort_as_half(*(const unsigned short *)(block(W, row, G, g) + 26)));
+    }
+};
+
+/* The 2-bit layout (planar2.cuh): thread t takes code words 2t and 2t + 1 of the block (8 bytes, one load), unit j
+ * = word 2t + (j & 1) shifted by 2 (j >> 1) and masked: the digits of weights 32 (j >> 1) + 4 (2t + (j & 1)) .. + 3. */
+struct mma_planar2 {
+    static __device__ __forceinline__ int unit_weight(int t, int j, int e)
+    {
+        return 32 * (j >> 1) + 4 * (2 * t + (j & 1)) + e;
+    }
+    static __device__ __forceinline__ void units(const uint8_t *W, int row, int G, int g, int t, uint32_t u[8])
+    {
+        const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
+        const uint2 w = __ldcs((const uint2 *)(r + (t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2))));
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            u[j] = (((j & 1) ? w.y : w.x) >> (2 * (j >> 1))) & 0x03030303u;
+    }
+    static __device__ __forceinline__ float scale(const uint8_t *W, int row, int G, int g)
+    {
+        const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
+        return __half2float(__ushort_as_half(*(const unsigned short *)(r + 32 * (size_t)G + 2 * g)));
+    }
+};
+
 /* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
  * loading a group's B fragments once for all tiles; the per-row fp64 partials are added in warp order through
  * shared memory (a fixed order: y does not depend on timing). */
@@ -377,7 +424,7 @@ union mma_partial {
     long long q;
 };
 
-template <bool Q1516>
+template <bool Q1516, class L>
 __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: two CTAs per SM */
     hsdr_cu_direct_mma_rows(const uint8_t *W, uint8_t *act, int K, int N, float *y, int32_t *A_out, long long *qg,
                             long long *qr)
@@ -405,11 +452,10 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
         for (int tile = 0; tile < MMA_TILES; tile++) {
             const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
             const bool ok0 = row0 < N, ok1 = row1 < N;
-            const uint8_t *b0 = W + ((size_t)(ok0 ? row0 : 0) * G + g) * HSDR_PTQ1_0_BLOCK;
-            const uint8_t *b1 = W + ((size_t)(ok1 ? row1 : 0) * G + g) * HSDR_PTQ1_0_BLOCK;
+            const int r0 = ok0 ? row0 : 0, r1 = ok1 ? row1 : 0;
             uint32_t u0[8], u1[8];
-            row_units(b0, t, u0);
-            row_units(b1, t, u1);
+            L::units(W, r0, G, g, t, u0);
+            L::units(W, r1, G, g, t, u1);
             for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
                 u0[j] = ok0 ? u0[j] : 0x01010101u;
                 u1[j] = ok1 ? u1[j] : 0x01010101u;
@@ -448,8 +494,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                     s1 += (double)p1 * c_cp[phase];
                 }
             }
-            const double d0 = (double)__half2float(__ushort_as_half(*(const unsigned short *)(b0 + 26)));
-            const double d1 = (double)__half2float(__ushort_as_half(*(const unsigned short *)(b1 + 26)));
+            const double d0 = (double)L::scale(W, r0, G, g);
+            const double d1 = (double)L::scale(W, r1, G, g);
             if (Q1516) {
                 S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
                 S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
@@ -501,7 +547,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     }
 }
 
-template <bool Q1516>
+template <bool Q1516, class L>
 static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     uint8_t *act = (uint8_t *)r->act;
@@ -509,20 +555,29 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
     lns8_prologue(r, enc | route | red, stage, &skip, &twice);
     const int G = r->K / 128;
     for (int i = 0; i < hsdr_cu_reps(route, skip, twice); i++)
-        hsdr_cu_mma_route<<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
+        hsdr_cu_mma_route<L><<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
-        hsdr_cu_direct_mma_rows<Q1516><<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(
+        hsdr_cu_direct_mma_rows<Q1516, L><<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(
             W, act, r->K, r->N, r->y, r->A, (long long *)r->qg, (long long *)r->qr);
     return cudaGetLastError();
 }
 
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
-static const hsdr_cu_kernels mma_kernels = {1, mma_act_bytes, lns8_prepare, mma_launch<false>, upload_codes, NULL,
-                                             NULL};
+static const hsdr_cu_kernels mma_kernels = {1,    mma_act_bytes, lns8_prepare, mma_launch<false, mma_ptq1_0>,
+                                             upload_codes, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
-static const hsdr_cu_kernels q1516_kernels = {1, mma_act_bytes, lns8_prepare, mma_launch<true>, upload_codes, NULL,
-                                               NULL};
+static const hsdr_cu_kernels q1516_kernels = {1,    mma_act_bytes, lns8_prepare, mma_launch<true, mma_ptq1_0>,
+                                               upload_codes, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels);
+/* the same on the 2-bit layout, converted once on the device (planar2.cuh; issue 18 item 4) */
+static const hsdr_cu_kernels mma_p2_kernels = {
+    1, mma_act_bytes, lns8_prepare, mma_launch<false, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
+    hsdr_planar2_convert};
+extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = HSDR_CU_OPS(mma_p2_kernels);
+static const hsdr_cu_kernels q1516_p2_kernels = {
+    1, mma_act_bytes, lns8_prepare, mma_launch<true, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
+    hsdr_planar2_convert};
+extern "C" const hsdr_device_ops hsdr_cuda_q1516_p2_ops = HSDR_CU_OPS(q1516_p2_kernels);
 
 /* ==== cuda.stateset: ballot state sets, reused over R rows ====
  *

@@ -17,6 +17,7 @@
  *                   design on it; digit word j taken by one and with 0x03030303 << 2j, the unsigned-by-signed dp4a
  *                   summing 4^j times the digits, the exact sum shifted back. Time it: hsdr run --filter
  *                   'variant=cuda.planar2_tma'. */
+#include "planar2.cuh"
 #include "soa.cuh"
 #include "tma.cuh"
 
@@ -113,14 +114,9 @@ extern "C" const hsdr_device_ops hsdr_cuda_planar2_ops = HSDR_CU_OPS(kernels);
 
 /* ---- cuda.planar2_tma ---- */
 
-static __host__ __device__ unsigned split_row_bytes(int G)
+size_t hsdr_planar2_layout_bytes(int K, int N)
 {
-    return (unsigned)(((size_t)G * (CODE_BYTES + 2) + 15) / 16 * 16);
-}
-
-static size_t split_layout_bytes(int K, int N)
-{
-    return (size_t)N * split_row_bytes(K / 128);
+    return (size_t)N * hsdr_planar2_row_bytes(K / 128);
 }
 
 __global__ void hsdr_cu_planar2_split_convert(const uint8_t *src, int G, size_t blocks, uint8_t *dst)
@@ -131,18 +127,18 @@ __global__ void hsdr_cu_planar2_split_convert(const uint8_t *src, int G, size_t 
     const uint8_t *blk = src + i * HSDR_PTQ1_0_BLOCK;
     const size_t row = i / G;
     const int b = (int)(i % G);
-    uint8_t *r = dst + row * split_row_bytes(G);
+    uint8_t *r = dst + row * hsdr_planar2_row_bytes(G);
     uint32_t out[CODE_BYTES / 4];
     planar2_codes(blk, out);
     ((uint4 *)r)[b] = make_uint4(out[0], out[1], out[2], out[3]);
     ((uint4 *)r)[G + b] = make_uint4(out[4], out[5], out[6], out[7]);
     ((uint16_t *)(r + (size_t)G * CODE_BYTES))[b] = (uint16_t)(blk[26] | blk[27] << 8);
     if (b == 0) /* the row's padding, so that every byte of the layout is defined */
-        for (unsigned p = (unsigned)G * (CODE_BYTES + 2); p < split_row_bytes(G); p++)
+        for (unsigned p = (unsigned)G * (CODE_BYTES + 2); p < hsdr_planar2_row_bytes(G); p++)
             r[p] = 0;
 }
 
-static cudaError_t split_convert(hsdr_device_run *r, const uint8_t *src, uint8_t *dst)
+cudaError_t hsdr_planar2_convert(hsdr_device_run *r, const uint8_t *src, uint8_t *dst)
 {
     const size_t blocks = (size_t)r->N * (r->K / 128);
     hsdr_cu_planar2_split_convert<<<(unsigned)((blocks + 255) / 256), 256, 0, r->stream>>>(src, r->K / 128, blocks,
@@ -153,7 +149,7 @@ static cudaError_t split_convert(hsdr_device_run *r, const uint8_t *src, uint8_t
 struct planar2_tma {
     static unsigned row_bytes(int G)
     {
-        return split_row_bytes(G);
+        return hsdr_planar2_row_bytes(G);
     }
     static __device__ __forceinline__ float sums(const uint8_t *row, int G, int b, const int32_t act[32], int sumi[4])
     {
@@ -173,5 +169,6 @@ struct planar2_tma {
 };
 
 static const hsdr_cu_kernels tma_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma>,
-                                            hsdr_tma_launch<planar2_tma>, NULL, split_layout_bytes, split_convert};
+                                            hsdr_tma_launch<planar2_tma>, NULL, hsdr_planar2_layout_bytes,
+                                            hsdr_planar2_convert};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_ops = HSDR_CU_OPS(tma_kernels);

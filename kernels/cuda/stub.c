@@ -55,3 +55,5 @@ const hsdr_device_ops hsdr_cuda_direct_ops = {0};
 const hsdr_device_ops hsdr_cuda_direct_mma_ops = {0};
 const hsdr_device_ops hsdr_cuda_stateset_ops = {0};
 const hsdr_device_ops hsdr_cuda_q1516_ops = {0};
+const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = {0};
+const hsdr_device_ops hsdr_cuda_q1516_p2_ops = {0};
