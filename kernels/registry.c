@@ -149,8 +149,8 @@ const hsdr_variant hsdr_registry[] = {
      .merge_is_tree = true, .device = &hsdr_cuda_planar2_ops},
     {.name = "cuda.planar2_tma", .backend = "cuda", .family = "baseline",
      .summary = "the predecoded 2-bit form (per row: code halves, then scales; converted on the device) streamed: "
-                "passes of rows bulk-copied into shared memory 4 ahead, from before the dependency wait on the encode "
-                "(its own kernel, launched dependent too); a thread per (row, K-block) with its activations in "
+                "passes of rows bulk-copied into shared memory 4 ahead, after the dependency wait on the encode (its "
+                "own kernel, launched dependent too); a thread per (row, K-block) with its activations in "
                 "registers; the fork's row order redone per warp (y equals cuda.production's)",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
      .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
@@ -164,6 +164,21 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
      .ablatable = ST(ENCODE) | ST(REDUCE), .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_tma_ops},
+    {.name = "cuda.planar2_tma_fused", .backend = "cuda", .family = "baseline",
+     .summary = "cuda.planar2_tma with the encode inside the mat-vec: one launch, its first CTAs quantizing a "
+                "K-block of x each (a warp per K-block), the grid waiting on a counter for all of them, then "
+                "streaming its weights (y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
+     .q8_1_order = hsdr_cuda_soa_order, .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_planar2_tma_fused_ops},
+    {.name = "cuda.ptq1_0_tma_fused", .backend = "cuda", .family = "baseline",
+     .summary = "cuda.ptq1_0_tma with the encode inside the mat-vec, shared by the grid as in "
+                "cuda.planar2_tma_fused (PTQ1_0 as stored; y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
+     .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_tma_fused_ops},
     {.name = "cuda.lanes8", .backend = "cuda", .family = "baseline",
      .summary = "our one-column mat-vec: activations staged in shared memory once per CTA, 8 lanes per row (4 rows per "
                 "warp), the fork's per-block fmaf chain",

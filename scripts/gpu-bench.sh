@@ -9,8 +9,8 @@
 # DIR/results.jsonl` rebuilds results.csv).
 # BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA; its
 # tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
-# GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the Q8_1 kernels' matrix rows, their
-# bonsai2-27b profile and their Nsight Compute pass only (a few minutes).
+# GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the matrix rows of the Q8_1 kernels and of
+# the tensor-core HSDR paths, their bonsai2-27b profile and an Nsight Compute pass only (about five minutes).
 # GPU_BENCH_PART=1 or 2: the full run in two calls of the lent machine (each under its 10-minute limit), into the same
 # $OUT names: 1 = the gate, sanitizer, bandwidth and the GPU matrix; 2 = the gate again (a fresh machine), the
 # profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part: keep both (gpu-bench-1.log, -2.log).
@@ -81,17 +81,18 @@ sass() {
     command -v cuobjdump >/dev/null 2>&1 || return 0
     step sass scripts/sass-mix.sh "$hsdr" 'soa_rows_small|soa_rows_large|pt_rows|lanes8_rowsP|cols_rowsILi8ELi1E'
 }
+quick_variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma*,cuda.lanes8,cuda.cols,cuda.direct_mma*,cuda.q1516*'
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
     step matrix "$hsdr" run matrix.yaml --out "$out" --quiet \
-        --set variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma,cuda.lanes8,cuda.cols' --set K=5120,17408 \
+        --set variants="$quick_variants" --set K=5120,17408 \
         --set N=16384 \
         --set R=1 --set cols=1,8 --set threads=1 --set distribution=bonsai --set mode=hot,cold \
         --set shapes=bonsai2-27b --set skip=none --set extra=none
     step profile-bonsai2-27b "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 50 \
-        --variants 'cuda.production*,cuda.planar2*,cuda.ptq1_0_tma,cuda.lanes8,cuda.cols' \
+        --variants "$quick_variants" \
         --json "$out/profile-bonsai2-27b.json"
-    nsight cuda.production cuda.planar2 cuda.planar2_tma cuda.ptq1_0_tma
+    nsight cuda.production cuda.planar2 cuda.planar2_tma cuda.planar2_tma_fused cuda.direct_mma_p2
     sass
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
@@ -135,7 +136,8 @@ elif gate; then
     # the activation statistics of this host, and the synthetic accuracy study through the CUDA kernels
     "$hsdr" states --json >"$out/states.jsonl" 2>>"$log" || status=1
     step quality "$hsdr" quality --variants "$qualities" --json "$out/quality.json"
-    nsight cuda.production cuda.production_pt cuda.cols cuda.planar2_tma cuda.ptq1_0_tma cuda.direct_mma
+    nsight cuda.production cuda.production_pt cuda.cols cuda.planar2_tma cuda.ptq1_0_tma cuda.direct_mma \
+        cuda.direct_mma_p2
     sass
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"

@@ -7,14 +7,14 @@
 #include "../kernels/cuda/tma_knobs.h"
 #include "testing.h"
 
-static void accepts(const char *text, int s, int r, int t, int c)
+static void accepts(const char *text, int s, int r, int t, int c, int e)
 {
     hsdr_tma_knobs k;
     char err[256] = "";
     CHECK(hsdr_tma_knobs_parse(text, &k, err, sizeof err) == 0, "'%s' refused: %s", text ? text : "(null)", err);
-    CHECK(k.stages == s && k.rows_per_thread == r && k.threads == t && k.ctas_per_sm == c,
-          "'%s' -> %d,%d,%d,%d; want %d,%d,%d,%d", text ? text : "(null)", k.stages, k.rows_per_thread, k.threads,
-          k.ctas_per_sm, s, r, t, c);
+    CHECK(k.stages == s && k.rows_per_thread == r && k.threads == t && k.ctas_per_sm == c && k.early == e,
+          "'%s' -> %d,%d,%d,%d,%d; want %d,%d,%d,%d,%d", text ? text : "(null)", k.stages, k.rows_per_thread,
+          k.threads, k.ctas_per_sm, k.early, s, r, t, c, e);
 }
 
 static void refuses(const char *text, int field, int offset)
@@ -49,12 +49,14 @@ int main(void)
 {
     env_read_once();
     const hsdr_tma_knobs d = hsdr_tma_knobs_default();
-    accepts(NULL, d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);
-    accepts("", d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm);
-    accepts("4,2,256", 4, 2, 256, d.ctas_per_sm);
-    accepts("4,2,256,3", 4, 2, 256, 3);
-    accepts("1,1,32,0", 1, 1, 32, 0);
-    accepts("8,8,512,32", 8, 8, 512, 32);
+    accepts(NULL, d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm, d.early);
+    accepts("", d.stages, d.rows_per_thread, d.threads, d.ctas_per_sm, d.early);
+    accepts("4,2,256", 4, 2, 256, d.ctas_per_sm, d.early);
+    accepts("4,2,256,3", 4, 2, 256, 3, d.early);
+    accepts("1,1,32,0", 1, 1, 32, 0, d.early);
+    accepts("8,8,512,32", 8, 8, 512, 32, d.early);
+    accepts("4,2,256,0,0", 4, 2, 256, 0, 0);
+    accepts("4,2,256,0,1", 4, 2, 256, 0, 1);
     refuses("0,1,256", 1, 0);
     refuses("9,1,256", 1, 0);
     refuses("x", 1, 0);
@@ -66,7 +68,10 @@ int main(void)
     refuses("4,2,256,", 4, 8);  /* a comma promises a fourth field */
     refuses("4,2,256,33", 4, 8);
     refuses("4,2,256,-1", 4, 8);
-    refuses("4,2,256,1,5", 4, 8); /* nothing after the fourth */
+    refuses("4,2,256,1,", 5, 10); /* and a fifth */
+    refuses("4,2,256,1,2", 5, 10);
+    refuses("4,2,256,1,-1", 5, 10);
+    refuses("4,2,256,1,0,1", 5, 10); /* nothing after the fifth */
     refuses("4, 2,256", 2, 2);
     refuses("4,+2,256", 2, 2);
     refuses("4,2,256x", 3, 4);

@@ -42,11 +42,15 @@ extern const hsdr_device_ops hsdr_cuda_production_pt_ops;
 extern const hsdr_device_ops hsdr_cuda_planar2_ops;
 
 /* cuda.planar2_tma and cuda.ptq1_0_tma (our baselines): one streamed kernel per GEMV (kernels/cuda/tma.cuh): passes
- * of rows bulk-copied into shared memory ahead of use, starting before the dependency wait; the encode fused; the
- * predecoded 2-bit form (converted on the device, stage convert) or PTQ1_0 as stored; y bit-identical to
- * hsdr_matvec_q8_1 in hsdr_cuda_soa_order, i.e. to cuda.production's y. */
+ * of rows bulk-copied into shared memory ahead of use, from the dependency wait on (HSDR_TMA: or before it); the
+ * encode its own kernel; the predecoded 2-bit form (converted on the device, stage convert) or PTQ1_0 as stored; y
+ * bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_soa_order, i.e. to cuda.production's y. The _fused variants: the
+ * same kernels with the encode inside (one launch: the grid quantizes x once, a K-block per warp, and waits on a
+ * counter for it). */
 extern const hsdr_device_ops hsdr_cuda_planar2_tma_ops;
 extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops;
+extern const hsdr_device_ops hsdr_cuda_planar2_tma_fused_ops;
+extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_fused_ops;
 
 /* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the
  * activations staged in shared memory and 8 lanes per row (one thread per 128-block, 4-byte decode, dp4a: stage

@@ -150,6 +150,7 @@ int hsdr_cu_open(const hsdr_cu_kernels *k, const char *name, const hsdr_exec *e,
     HSDR_CU(cudaMalloc((void **)&r->x, sizeof(float) * (size_t)e->K * e->cols));
     HSDR_CU(cudaMalloc((void **)&r->y, sizeof(float) * (size_t)e->N * e->cols));
     HSDR_CU(cudaMalloc(&r->act, k->act_bytes(e->K) * (size_t)e->cols));
+    HSDR_CU(cudaMemset(r->act, 0, k->act_bytes(e->K) * (size_t)e->cols)); /* defined; counters kept there start at 0 */
     HSDR_CU(cudaEventCreate(&r->start));
     HSDR_CU(cudaEventCreate(&r->stop));
     if (k->convert) { /* upload, convert into copy 0 (the convert stage, timed on the device), drop the upload */

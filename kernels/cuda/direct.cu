@@ -381,9 +381,18 @@ struct mma_ptq1_0 { /* PTQ1_0 as stored (cuda.direct_mma, cuda.q1516) */
     {
         return W + ((size_t)row * G + g) * HSDR_PTQ1_0_BLOCK;
     }
-    static __device__ __forceinline__ void units(const uint8_t *W, int row, int G, int g, int t, uint32_t u[8])
+    /* where the block is (the base-3 decode reads it in place); not fetched a group ahead (ahead = false): the
+     * registers are not there, the kernel already spills at 128 */
+    typedef const uint8_t *raw;
+    static constexpr bool ahead = false;
+    static __device__ __forceinline__ raw load(const uint8_t *W, int row, int G, int g, int t)
     {
-        row_units(block(W, row, G, g), t, u);
+        (void)t;
+        return block(W, row, G, g);
+    }
+    static __device__ __forceinline__ void units(raw blk, int t, uint32_t u[8])
+    {
+        row_units(blk, t, u);
     }
     static __device__ __forceinline__ float scale(const uint8_t *W, int row, int G, int g)
     {
@@ -398,10 +407,17 @@ struct mma_planar2 {
     {
         return 32 * (j >> 1) + 4 * (2 * t + (j & 1)) + e;
     }
-    static __device__ __forceinline__ void units(const uint8_t *W, int row, int G, int g, int t, uint32_t u[8])
+    /* what the kernel loads a group ahead: this thread's two code words */
+    typedef uint2 raw;
+    static constexpr bool ahead = true;
+    static __device__ __forceinline__ raw load(const uint8_t *W, int row, int G, int g, int t)
     {
         const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
-        const uint2 w = __ldcs((const uint2 *)(r + (t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2))));
+        return __ldcs((const uint2 *)(r + (t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2))));
+    }
+    static __device__ __forceinline__ void units(raw w, int t, uint32_t u[8])
+    {
+        (void)t;
 #pragma unroll
         for (int j = 0; j < 8; j++)
             u[j] = (((j & 1) ? w.y : w.x) >> (2 * (j >> 1))) & 0x03030303u;
@@ -437,7 +453,23 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     const int *colsum = mma_colsum(act, K);
     double acc[MMA_TILES][2] = {};
     long long qacc[MMA_TILES][2] = {};
+    /* the weights (and scales) of this warp's next group are requested before the current one is computed */
+    typename L::raw cur[MMA_TILES][2], nxt[MMA_TILES][2];
+    float dcur[MMA_TILES][2], dnxt[MMA_TILES][2];
+    auto fetch = [&](int g, typename L::raw (&w)[MMA_TILES][2], float (&d)[MMA_TILES][2]) {
+#pragma unroll
+        for (int tile = 0; tile < MMA_TILES; tile++) {
+            const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
+            const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
+            w[tile][0] = L::load(W, r0, G, g, t), w[tile][1] = L::load(W, r1, G, g, t);
+            d[tile][0] = L::scale(W, r0, G, g), d[tile][1] = L::scale(W, r1, G, g);
+        }
+    };
+    if (L::ahead && warp < G)
+        fetch(warp, cur, dcur);
     for (int g = warp; g < G; g += MMA_WARPS) {
+        if (L::ahead && g + MMA_WARPS < G)
+            fetch(g + MMA_WARPS, nxt, dnxt);
         uint2 b[4][4];
 #pragma unroll
         for (int s = 0; s < 4; s++)
@@ -454,8 +486,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
             const bool ok0 = row0 < N, ok1 = row1 < N;
             const int r0 = ok0 ? row0 : 0, r1 = ok1 ? row1 : 0;
             uint32_t u0[8], u1[8];
-            L::units(W, r0, G, g, t, u0);
-            L::units(W, r1, G, g, t, u1);
+            L::units(L::ahead ? cur[tile][0] : L::load(W, r0, G, g, t), t, u0);
+            L::units(L::ahead ? cur[tile][1] : L::load(W, r1, G, g, t), t, u1);
             for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
                 u0[j] = ok0 ? u0[j] : 0x01010101u;
                 u1[j] = ok1 ? u1[j] : 0x01010101u;
@@ -494,8 +526,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                     s1 += (double)p1 * c_cp[phase];
                 }
             }
-            const double d0 = (double)L::scale(W, r0, G, g);
-            const double d1 = (double)L::scale(W, r1, G, g);
+            const double d0 = (double)(L::ahead ? dcur[tile][0] : L::scale(W, r0, G, g));
+            const double d1 = (double)(L::ahead ? dcur[tile][1] : L::scale(W, r1, G, g));
             if (Q1516) {
                 S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
                 S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
@@ -516,6 +548,11 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                 acc[tile][1] += d1 * s1;
             }
         }
+#pragma unroll
+        for (int tile = 0; tile < MMA_TILES && L::ahead; tile++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                cur[tile][h] = nxt[tile][h], dcur[tile][h] = dnxt[tile][h];
     }
     if (t == 0)
         for (int tile = 0; tile < MMA_TILES; tile++) {

@@ -168,7 +168,13 @@ struct planar2_tma {
     }
 };
 
-static const hsdr_cu_kernels tma_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma>,
-                                            hsdr_tma_launch<planar2_tma>, NULL, hsdr_planar2_layout_bytes,
+static const hsdr_cu_kernels tma_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma, false>,
+                                            hsdr_tma_launch<planar2_tma, false>, NULL, hsdr_planar2_layout_bytes,
                                             hsdr_planar2_convert};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_ops = HSDR_CU_OPS(tma_kernels);
+
+/* cuda.planar2_tma_fused: the same, the encode inside the mat-vec (the grid shares it: tma.cuh). */
+static const hsdr_cu_kernels tma_fused_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma, true>,
+                                               hsdr_tma_launch<planar2_tma, true>, NULL, hsdr_planar2_layout_bytes,
+                                               hsdr_planar2_convert};
+extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_fused_ops = HSDR_CU_OPS(tma_fused_kernels);

@@ -3,16 +3,17 @@
  * (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only where the work runs changes, never an operation on a value.
  *
  * idea    a weight-streaming kernel: each CTA copies whole passes of P rows (contiguous bytes) into shared memory with
- *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting before
- *         it waits for its activations (programmatic dependent launch); each thread then holds its K-block's
- *         activations in registers for the whole kernel, so nothing but weights moves per pass.
+ *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting once
+ *         the activations are there (or, knob EARLY, before the kernel waits for them: measured no faster, issue 18
+ *         step 3); each thread then holds its K-block's activations in registers for the whole kernel, so nothing
+ *         but weights moves per pass.
  * geometry P row slots x G K-blocks of threads, thread t = p G + b on K-block b of rows p, p + P, ... of each pass
  *         (R = P x rows per thread rows a pass; its block's 32 activation words, four fp16 scales and four exact sums
  *         in registers for the whole kernel); persistent CTAs (as many as fit at once, passes dealt round robin, the
  *         grid trimmed so that no CTA has more passes than it must). Knobs: tma_knobs.h (HSDR_TMA).
  * time it hsdr run --filter 'variant=cuda.planar2_tma' (or cuda.ptq1_0_tma); scripts/tma-sweep.sh sweeps the knobs.
- *         Measured on the H200 (docs/perf-notes.md, issue 18 step 2): on par with the SOA_ISUM kernels per launch,
- *         the fastest alone per GEMV over a token's GEMVs, but not in one graph.
+ *         Measured on the H200 (docs/perf-notes.md, issue 18 steps 2 and 3): on par with the SOA_ISUM kernels per
+ *         launch, the fastest alone per GEMV over a token's GEMVs, but not in one graph.
  * steps   per (row, block): the four exact int32 sums from the format policy, then the fork's acc = fmaf(d8_k,
  *         sumi_k - isum_k, acc), k = 0..3 from +0 (as hsdr_soa_finish), written with the block's scale to shared
  *         memory; one warp per row slot then redoes the fork's row order: lane l chains p = fmaf(d_w, acc, p) over
@@ -20,8 +21,11 @@
  *         order (K/128 >= 128), then the xor butterfly.
  * encode  its own small kernel (stage encode), itself launched programmatically dependent on the kernel before it:
  *         a warp per 32-block, hsdr_cu_q8_1_lane (the bits of cuda.production's quantization), into q[K] (natural
- *         order), then fp32 d8[K / 32] (the fp16 d, widened) and int32 isum[K / 32]. (Fusing it into every CTA was
- *         measured: a few hundred CTAs each quantizing all of x cost more than the weights' own work: perf-notes.)
+ *         order), then fp32 d8[K / 32] (the fp16 d, widened) and int32 isum[K / 32]. FUSED (the _fused variants):
+ *         inside the mat-vec, the grid's first CTAs a K-block per warp, the grid waiting on a counter in the
+ *         activation buffer (hsdr_tma_encode_grid). Measured (perf-notes, issue 18 steps 2 and 3): every CTA
+ *         quantizing all of x cost 3.1 instructions a weight; a thread-block cluster sharing it cut the CTAs that fit
+ *         (1.4-1.6x slower); the grid's own encode is on par with the kernel per launch and slower in a token.
  *
  * A format supplies F with
  *   static unsigned row_bytes(int G)   bytes per row in its layout (rows back to back; 4-byte multiple)
@@ -43,6 +47,7 @@ struct hsdr_tma_geometry {
     int G, P, R, stages;             /* K-blocks per row; row slots (threads P G); rows per pass (P x rows per
                                         thread, at most N); passes in flight */
     int threads, passes;             /* threads per CTA, passes (ceil N / R) */
+    int early;                       /* the first passes requested before the wait for activations (1), or after */
     unsigned row_bytes, stage_bytes; /* one row in the layout; one pass's shared buffer (+ the alignment skew) */
     size_t smem;                     /* dynamic shared memory: stages, mbarriers, block results */
 };
@@ -64,6 +69,7 @@ static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_
         g.P--;
     g.R = g.P * kn.rows_per_thread < N ? g.P * kn.rows_per_thread : N;
     g.stages = kn.stages;
+    g.early = kn.early;
     g.threads = (g.P * g.G + 31) / 32 * 32;
     g.passes = (N + g.R - 1) / g.R;
     g.row_bytes = row_bytes;
@@ -73,15 +79,17 @@ static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_
     return g;
 }
 
-/* One column's encoded activations (r->act): q[K], then d8[K / 32], then isum[K / 32]. */
+/* One column's encoded activations (r->act, zeroed by create): q[K], then d8[K / 32], then isum[K / 32], then the
+ * fused kernels' two grid counters (encoding CTAs arrived, CTAs done; each launch leaves them at 0). */
 static inline size_t hsdr_tma_act_bytes(int K)
 {
-    return (size_t)K + (size_t)K / 32 * 8;
+    return (size_t)K + (size_t)K / 32 * 8 + 2 * sizeof(unsigned);
 }
 
 struct hsdr_tma_args {
     const uint8_t *w; /* the weights in the format's layout */
-    const int8_t *act; /* the encode's output */
+    const float *x;    /* fp32 activations (the fused kernels encode them) */
+    int8_t *act;       /* the encoded activations (the encode kernel's output, or the fused kernels' own) */
     float *y;
     int K, N;
     hsdr_tma_geometry g;
@@ -123,6 +131,91 @@ static __device__ __forceinline__ void hsdr_tma_wait(uint64_t *bar, unsigned par
 #endif
 }
 
+/* ---- the fused encode (FUSED kernels): the grid quantizes x once into r->act, then every CTA waits for it ----
+ *
+ * CTA c's warp w encodes K-blocks c + grid w, c + grid (w + warps), ... (each of the first min(grid, G) CTAs one or
+ * more), a warp per K-block, into the encode kernel's layout; each such CTA then counts itself in the first grid
+ * counter, and every CTA waits until all have. The wait cannot deadlock: the grid is no larger than what fits at once
+ * (prepare), a kernel launched after this one cannot take an SM before every CTA of this one has started (it waits
+ * for their trigger), and the kernel before it ends without us. A wait past about a second traps (a launch error,
+ * never a hang). The last CTA out resets both counters; the next launch touches them only after its dependency wait,
+ * i.e. after this grid has completed. */
+
+/* One K-block by one warp: lane l holds elements 4l .. 4l + 3, so lanes 8i .. 8i + 7 hold Q8_1 block i; the
+ * operations are hsdr_cu_q8_1_lane's (amax by max: exact in any order; correctly rounded divisions; the same
+ * roundf; exact integer sums), so q, d8 and isum are the encode kernel's bits. */
+static __device__ __forceinline__ float4 hsdr_tma_x4(const float *x, int kb, int lane)
+{
+    return ((const float4 *)(x + 128 * (size_t)kb))[lane];
+}
+
+static __device__ __forceinline__ void hsdr_tma_encode_kblock(float4 v, int K, int kb, int8_t *act, int lane)
+{
+    const float e[4] = {v.x, v.y, v.z, v.w};
+    float amax = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+    for (int o = 4; o >= 1; o >>= 1)
+        amax = fmaxf(amax, __shfl_xor_sync(HSDR_FULL_MASK, amax, o));
+    const float d = __fdiv_rn(amax, 127.0f);
+    uint32_t word = 0;
+    int sum = 0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int q = amax == 0.0f ? 0 : (int)roundf(__fdiv_rn(e[i], d));
+        word |= (uint32_t)(q & 0xff) << (8 * i);
+        sum += q;
+    }
+    for (int o = 4; o >= 1; o >>= 1)
+        sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o);
+    ((uint32_t *)(act + 128 * (size_t)kb))[lane] = word;
+    if ((lane & 7) == 0) {
+        ((float *)(act + K))[4 * kb + (lane >> 3)] = __half2float(__float2half_rn(d));
+        ((int *)(act + K + K / 32 * 4))[4 * kb + (lane >> 3)] = sum;
+    }
+}
+
+static __device__ __forceinline__ unsigned hsdr_tma_ld_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* The grid's encode and the wait for it (every thread of every CTA). */
+static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int K, int8_t *act, int warp, int warps,
+                                                            int lane)
+{
+    const int G = K / 128, grid = (int)gridDim.x, c = (int)blockIdx.x;
+    unsigned *arrived = (unsigned *)(act + K + K / 32 * 8);
+    for (int kb = c + grid * warp; kb < G; kb += grid * warps)
+        hsdr_tma_encode_kblock(hsdr_tma_x4(x, kb, lane), K, kb, act, lane);
+    __syncthreads(); /* this CTA's K-blocks are written */
+    if (threadIdx.x == 0) {
+        const unsigned encoders = (unsigned)(grid < G ? grid : G);
+        if (c < G) {
+            __threadfence();
+            atomicAdd(arrived, 1u);
+        }
+        const long long t0 = clock64();
+        while (hsdr_tma_ld_acquire(arrived) < encoders) {
+            if (clock64() - t0 > (1ll << 31)) /* about a second: a grid that could not all be resident */
+                __trap();
+            __nanosleep(32); /* a few hundred CTAs polling one word: leave the L2 slice to the arrivals */
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* The end of a fused launch (thread 0 of every CTA): the last CTA out leaves both counters at 0. */
+static __device__ __forceinline__ void hsdr_tma_encode_release(int8_t *act, int K)
+{
+    unsigned *arrived = (unsigned *)(act + K + K / 32 * 8), *done = arrived + 1;
+    if (atomicAdd(done, 1u) == gridDim.x - 1) {
+        atomicExch(arrived, 0u);
+        atomicExch(done, 0u);
+    }
+}
+
 /* One row slot's reduction in the fork's order (soa.cuh's kernels), by one warp: res holds (d_w, acc) per K-block. */
 static __device__ __forceinline__ float hsdr_tma_row(const float2 *res, int G, int lane)
 {
@@ -145,7 +238,7 @@ static __device__ __forceinline__ float hsdr_tma_row(const float2 *res, int G, i
     return p;
 }
 
-template <class F>
+template <class F, bool FUSED>
 __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args a)
 {
 #if __CUDA_ARCH__ >= 900
@@ -157,31 +250,40 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int iters = (g.passes - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x;
 
-    /* the weights first: S passes requested before anything waits on the encode */
+    /* early: S passes requested before anything waits on the encode; else (the default) once the activations are
+     * there: requested early, a few hundred CTAs' copies of the whole matrix queued ahead of x's loads and delayed
+     * the encode (perf-notes, issue 18 step 3) */
     if (tid == 0) {
         for (int s = 0; s < g.stages; s++)
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int i = 0; i < g.stages && i < iters; i++)
+        for (int i = 0; i < g.stages && i < iters && g.early; i++)
             hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
     }
     cudaTriggerProgrammaticLaunchCompletion();
-    cudaGridDependencySynchronize(); /* the encode's output */
-    __syncthreads();                 /* the mbarriers are initialized */
+    cudaGridDependencySynchronize(); /* the encode's output, or x (the previous kernel's) */
 
-    /* this thread's K-block: 32 activation words, four scales, four exact sums (all loads independent) */
+    /* this thread's K-block: 32 activation words, four scales, four exact sums (all loads independent), from the
+     * encode's output (the encode kernel's, or the grid's own when fused) */
     const bool worker = tid < g.P * g.G;
     const int slot = tid / g.G, b = tid % g.G;
-    const int8_t *q = a.act;
-    const float *d8 = (const float *)(q + a.K);
-    const int *isum = (const int *)(d8 + a.K / 32);
     int32_t act[32];
     float ad[4];
     int ai[4];
     {
-        int4 v[8];
+        int4 v[8], iv = make_int4(0, 0, 0, 0);
         float4 dv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        int4 iv = make_int4(0, 0, 0, 0);
+        if (FUSED)
+            hsdr_tma_encode_grid(a.x, a.K, a.act, warp, warps, lane); /* also orders the mbarriers' init */
+        else
+            __syncthreads(); /* the mbarriers are initialized */
+        if (tid == 0 && !g.early)
+            for (int i = 0; i < g.stages && i < iters; i++)
+                hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
+        /* the encoded activations (fused: written by other SMs in this launch, visible after the wait's acquire) */
+        const int8_t *q = a.act;
+        const float *d8 = (const float *)(q + a.K);
+        const int *isum = (const int *)(d8 + a.K / 32);
 #pragma unroll
         for (int i = 0; i < 8; i++)
             v[i] = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
@@ -219,21 +321,25 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
                 a.y[r0 + p] = v;
         }
     }
+    if (FUSED && tid == 0)
+        hsdr_tma_encode_release(a.act, a.K);
 #else
     __trap(); /* hsdr_cuda_tma_unavailable refuses devices before sm_90 */
 #endif
 }
 
 /* prepare: the geometry's shared memory allowed, and as many CTAs as fit on the device at once (at most one per
- * pass), trimmed to the fewest that keep the most passes any CTA takes. */
-template <class F>
+ * pass), trimmed to the fewest that keep the most passes any CTA takes (the fused kernels' wait needs the whole grid
+ * resident at once: never more than fit). */
+template <class F, bool FUSED>
 static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
     hsdr_tma_knobs kn;
     if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
         return -1;
     const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
-    int dev = 0, sms = 0, per_sm = 0;
+    void (*kernel)(const hsdr_tma_args) = hsdr_tma_rows<F, FUSED>;
+    int dev = 0, sms = 0, per_sm = 0, fit;
     if (g.G > HSDR_TMA_MAX_THREADS) {
         snprintf(err, errlen, "K = %d: the streamed kernels hold one K-block per thread, at most %d per CTA "
                               "(K <= %d)", r->K, HSDR_TMA_MAX_THREADS, 128 * HSDR_TMA_MAX_THREADS);
@@ -241,20 +347,22 @@ static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
     }
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(hsdr_cu_allow_smem(hsdr_tma_rows<F>, g.smem));
-    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_tma_rows<F>, g.threads, g.smem));
+    HSDR_CU(hsdr_cu_allow_smem(kernel, g.smem));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, g.threads, g.smem));
     if (kn.ctas_per_sm > 0 && per_sm > kn.ctas_per_sm)
         per_sm = kn.ctas_per_sm;
-    if (per_sm < 1) {
+    fit = sms * per_sm;
+    if (fit < 1) {
         snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", r->K,
                  g.threads, g.smem);
         return -1;
     }
     {
-        const int most = sms * per_sm < g.passes ? sms * per_sm : g.passes;
+        const int most = fit < g.passes ? fit : g.passes;
         const int each = (g.passes + most - 1) / most;
-        r->shape.kernel = reinterpret_cast<void (*)(void)>(hsdr_tma_rows<F>);
-        r->shape.ctas = (unsigned)((g.passes + each - 1) / each);
+        const int ctas = (g.passes + each - 1) / each;
+        r->shape.kernel = reinterpret_cast<void (*)(void)>(kernel);
+        r->shape.ctas = (unsigned)ctas;
         r->shape.threads = (unsigned)g.threads;
         r->shape.smem = g.smem;
     }
@@ -267,20 +375,26 @@ fail:
  * previous GEMV), it lets the mat-vec launch at once and waits before reading x. */
 __global__ void __launch_bounds__(256) hsdr_tma_quantize(const float *x, int K, int8_t *q);
 
-/* The encode (stage encode), then the mat-vec (stage reduce), each programmatically dependent on the one before. */
-template <class F>
+/* The encode (stage encode), then the mat-vec (stage reduce), each programmatically dependent on the one before;
+ * fused, the one mat-vec launch (the encode inside it has no launch of its own: a stage alone, or an ablation, is
+ * refused). */
+template <class F, bool FUSED>
 static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int stage, unsigned skip, unsigned twice)
 {
     const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    if (FUSED && (stage >= 0 || skip || twice))
+        return cudaErrorNotSupported;
     hsdr_cu_stage_alone(stage, enc | red, &skip, &twice);
     hsdr_tma_args a;
-    a.w = w, a.act = (const int8_t *)r->act, a.y = r->y, a.K = r->K, a.N = r->N;
+    a.w = w, a.x = (const float *)r->x, a.act = (int8_t *)r->act, a.y = r->y, a.K = r->K, a.N = r->N;
     hsdr_tma_knobs kn;
     if (hsdr_tma_knobs_of(&kn, NULL, 0) != 0) /* prepare took them: they cannot fail here */
         return cudaErrorInvalidValue;
     a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
     cudaLaunchAttribute attr;
     cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    if (FUSED)
+        return cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F, true>, a);
     cudaError_t e = cudaSuccess;
     const dim3 mv_grid = cfg.gridDim, mv_block = cfg.blockDim;
     const size_t mv_smem = cfg.dynamicSmemBytes;
@@ -289,7 +403,7 @@ static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int sta
         e = cudaLaunchKernelEx(&cfg, hsdr_tma_quantize, (const float *)r->x, r->K, (int8_t *)r->act);
     cfg.gridDim = mv_grid, cfg.blockDim = mv_block, cfg.dynamicSmemBytes = mv_smem;
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F>, a);
+        e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F, false>, a);
     return e;
 }
 

@@ -12,15 +12,17 @@ enum { HSDR_TMA_MAX_STAGES = 8, HSDR_TMA_MAX_ROWS_PER_THREAD = 8, HSDR_TMA_MAX_T
 
 /* passes in flight per CTA (1..8), rows per thread in a pass (1..8: the activations held in registers serve them
  * all), threads per CTA aimed at (32..512), at most that many CTAs per SM (0: as many as fit; fewer leave room for
- * the next GEMV's kernels in a token) */
+ * the next GEMV's kernels in a token), and when the first passes are requested: 1 before the kernel waits for its
+ * activations (the encode kernel's, or the grid's own encode when fused), 0 after */
 typedef struct hsdr_tma_knobs {
-    int stages, rows_per_thread, threads, ctas_per_sm;
+    int stages, rows_per_thread, threads, ctas_per_sm, early;
 } hsdr_tma_knobs;
 
-/* The defaults (the best token of the sweep: docs/perf-notes.md, issue 18 step 2). */
+/* The defaults (the best token of the sweep: docs/perf-notes.md, issue 18 steps 2 and 3). */
 hsdr_tma_knobs hsdr_tma_knobs_default(void);
-/* "STAGES,ROWS,THREADS[,CTAS_PER_SM]" (decimal integers in range, nothing else) into *kn; NULL or "": the defaults.
- * 0, or -1 with err naming the text, the field, its offset and the range wanted (*kn then holds the defaults). */
+/* "STAGES,ROWS,THREADS[,CTAS_PER_SM[,EARLY]]" (decimal integers in range, nothing else) into *kn; NULL or "": the
+ * defaults. 0, or -1 with err naming the text, the field, its offset and the range wanted (*kn then holds the
+ * defaults). */
 int hsdr_tma_knobs_parse(const char *text, hsdr_tma_knobs *kn, char *err, size_t errlen);
 /* hsdr_tma_knobs_parse of the environment's HSDR_TMA, read once per process (launches ask for the knobs on every
  * call); err may be NULL. */
