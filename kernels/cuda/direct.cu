@@ -453,7 +453,8 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     const int *colsum = mma_colsum(act, K);
     double acc[MMA_TILES][2] = {};
     long long qacc[MMA_TILES][2] = {};
-    /* the weights (and scales) of this warp's next group are requested before the current one is computed */
+    /* a layout with L::ahead (the 2-bit one): the weights and scales of this warp's next group are requested before
+     * the current one is computed */
     typename L::raw cur[MMA_TILES][2], nxt[MMA_TILES][2];
     float dcur[MMA_TILES][2], dnxt[MMA_TILES][2];
     auto fetch = [&](int g, typename L::raw (&w)[MMA_TILES][2], float (&d)[MMA_TILES][2]) {
@@ -548,11 +549,12 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                 acc[tile][1] += d1 * s1;
             }
         }
+        if (L::ahead && g + MMA_WARPS < G)
 #pragma unroll
-        for (int tile = 0; tile < MMA_TILES && L::ahead; tile++)
+            for (int tile = 0; tile < MMA_TILES; tile++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
-                cur[tile][h] = nxt[tile][h], dcur[tile][h] = dnxt[tile][h];
+                for (int h = 0; h < 2; h++)
+                    cur[tile][h] = nxt[tile][h], dcur[tile][h] = dnxt[tile][h];
     }
     if (t == 0)
         for (int tile = 0; tile < MMA_TILES; tile++) {
