@@ -1,6 +1,6 @@
 #!/bin/sh
 # tma-sweep.sh [BUILD_DIR]: the streamed kernels' knobs (kernels/cuda/tma.cuh and tma_knobs.h:
-# HSDR_TMA="STAGES,ROWS,THREADS[,CTAS_PER_SM]") swept on a GPU machine, in one call, into $OUT (default
+# HSDR_TMA="STAGES,ROWS,THREADS[,CTAS_PER_SM[,EARLY]]") swept on a GPU machine, in one call, into $OUT (default
 # results/gpu-latest): first the data path alone (scripts/tma-stream.cu, when BUILD_DIR/tma-stream is there: nvcc -O3
 # -arch=sm_90a -o BUILD_DIR/tma-stream scripts/tma-stream.cu), then per setting every bonsai2-27b GEMV, cold, with
 # cuda.production, cuda.planar2 and the streamed rows (fused or not) in the same rounds (sweep.csv: the matrix's CSV
