@@ -1,34 +1,19 @@
-// host-in-window.cu: how much time the host calls that the old cuda.production_cols (now cuda.cols) launch path made between its
-// CUDA events (cudaGetDevice, two cudaDeviceGetAttribute, cudaFuncSetAttribute, the occupancy query; kernels/cuda/
-// production_cols.cu before the one-engine change) add to an event-timed launch. A streaming read of one bonsai2-27b
-// FFN matrix's bytes is timed with and without those calls inside the window, interleaved in rounds, so that drift
-// cancels; the calls' own host time is measured too. Not part of the build:
+// host-in-window.cu: how much time the host calls that the old cuda.production_cols (now cuda.cols) launch path made
+// between its CUDA events (cudaGetDevice, two cudaDeviceGetAttribute, cudaFuncSetAttribute, the occupancy query;
+// kernels/cuda/production_cols.cu before the one-engine change) add to an event-timed launch. A streaming read of one
+// bonsai2-27b FFN matrix's bytes is timed with and without those calls inside the window, interleaved in rounds, so
+// that drift cancels; the calls' own host time is measured too. Not part of the build:
 //   nvcc -O2 -arch=sm_90a -o host-in-window scripts/host-in-window.cu && ./host-in-window
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <vector>
 
 #include <cuda_runtime.h>
 
-#define CK(call)                                                                                                   \
-    do {                                                                                                           \
-        cudaError_t e_ = (call);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                   \
-            std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                                       \
-            return 1;                                                                                              \
-        }                                                                                                          \
-    } while (0)
+#include "../kernels/cuda/stream.cuh"
+#include "bench.cuh"
 
 __global__ void __launch_bounds__(512) read16(const uint4 *p, size_t n, unsigned *sink)
 {
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = __ldcs(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u)
-        *sink = acc;
+    hsdr_read_span(p, n, sink);
 }
 
 // The old launch path's queries, as it made them before every launch.
@@ -42,12 +27,6 @@ static cudaError_t queries(int *blocks)
         (e = cudaFuncSetAttribute(read16, cudaFuncAttributeMaxDynamicSharedMemorySize, 24 * 1024)) != cudaSuccess)
         return e;
     return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, read16, 512, 24 * 1024);
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 int main()

@@ -6,17 +6,8 @@
 // Build and run (a machine with an NVIDIA GPU, sm_80 or newer):
 //   nvcc -O3 -arch=sm_90a -o mma-rate scripts/mma-rate.cu && ./mma-rate
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#define CK(call)                                                                                                   \
-    do {                                                                                                           \
-        cudaError_t e_ = (call);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                   \
-            fprintf(stderr, "%s (%s:%d): %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_));                \
-            exit(1);                                                                                               \
-        }                                                                                                          \
-    } while (0)
+#include "bench.cuh"
 
 enum { CHAINS = 8, ITERS = 4096 };
 

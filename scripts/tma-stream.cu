@@ -7,35 +7,14 @@
 // median of 60; sizes: ffn_gate's 2-bit form (23.7 MB) and 1 GiB.
 // Build and run (a machine with an NVIDIA GPU, sm_90):
 //   nvcc -O3 -arch=sm_90a -o tma-stream scripts/tma-stream.cu && ./tma-stream
-#include <algorithm>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <vector>
 
-#define CK(call)                                                                                                   \
-    do {                                                                                                           \
-        cudaError_t e_ = (call);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                   \
-            fprintf(stderr, "%s (%s:%d): %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_));                \
-            exit(1);                                                                                               \
-        }                                                                                                          \
-    } while (0)
+#include "../kernels/cuda/stream.cuh"
+#include "bench.cuh"
 
 __global__ void plain_read(const uint4 *p, size_t n, unsigned *sink)
 {
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const uint4 v = __ldcs(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u)
-        *sink = acc;
-}
-
-static __device__ __forceinline__ unsigned sa(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
+    hsdr_read_span(p, n, sink);
 }
 
 // passes of `chunk` bytes (a multiple of 16), dealt round robin; S in flight per CTA
@@ -50,30 +29,17 @@ __global__ void tma_read(const uint8_t *src, size_t bytes, unsigned chunk, int S
         const long pass = blockIdx.x + i * gridDim.x;
         const size_t off = (size_t)pass * chunk;
         const unsigned n = (unsigned)(bytes - off < chunk ? bytes - off : chunk);
-        uint64_t *b = bar + i % S;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(n) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         sa(smem + (size_t)(i % S) * chunk)),
-                     "l"(src + off), "r"(n), "r"(sa(b))
-                     : "memory");
+        hsdr_bulk_copy(smem + (size_t)(i % S) * chunk, src + off, n, bar + i % S);
     };
     if (tid == 0) {
-        for (int s = 0; s < S; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(bar + s)) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        hsdr_bulk_init(bar, S);
         for (long i = 0; i < S && i < iters; i++)
             issue(i);
     }
     __syncthreads();
     unsigned acc = 0;
     for (long i = 0; i < iters; i++) {
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                         "selp.u32 %0, 1, 0, p;\n\t}"
-                         : "=r"(done)
-                         : "r"(sa(bar + i % S)), "r"((unsigned)(i / S) & 1u)
-                         : "memory");
+        hsdr_bulk_wait(bar + i % S, (unsigned)(i / S) & 1u);
         acc ^= ((const unsigned *)(smem + (size_t)(i % S) * chunk))[tid % (chunk / 4)];
         __syncthreads();
         if (tid == 0 && i + S < iters)
@@ -81,12 +47,6 @@ __global__ void tma_read(const uint8_t *src, size_t bytes, unsigned chunk, int S
     }
     if (acc == 0x9e3779b9u)
         *sink = acc;
-}
-
-static float median(std::vector<float> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 int main()

@@ -15,20 +15,10 @@
 // the floor is the token's bytes at the 1 GiB plain read measured in the same run.
 // Build and run (a machine with an NVIDIA GPU, sm_90):
 //   nvcc -O3 -arch=sm_90a -o token-ring scripts/token-ring.cu && ./token-ring
-#include <algorithm>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <vector>
 
-#define CK(call)                                                                                                   \
-    do {                                                                                                           \
-        cudaError_t e_ = (call);                                                                                   \
-        if (e_ != cudaSuccess) {                                                                                   \
-            fprintf(stderr, "%s (%s:%d): %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_));                \
-            exit(1);                                                                                               \
-        }                                                                                                          \
-    } while (0)
+#include "../kernels/cuda/stream.cuh"
+#include "bench.cuh"
 
 enum { MAX_READS = 32 };
 
@@ -44,18 +34,7 @@ __global__ void plain_read(const uint4 *p, size_t n, unsigned *sink, int pdl)
         cudaTriggerProgrammaticLaunchCompletion();
         cudaGridDependencySynchronize();
     }
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const uint4 v = __ldcs(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u)
-        *sink = acc;
-}
-
-static __device__ __forceinline__ unsigned sa(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
+    hsdr_read_span(p, n, sink);
 }
 
 // A CTA's place in its sequence of passes: read r, its k-th pass of that read (passes of read r are dealt round
@@ -93,20 +72,12 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
         const size_t off = (size_t)pass * chunk;
         const unsigned n = (unsigned)(R.bytes[in.r] - off < chunk ? R.bytes[in.r] - off : chunk);
         const unsigned n16 = (n + 15) / 16 * 16; // the buffers are 256-byte aligned and padded
-        uint64_t *b = bar + issued % S;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(n16) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                         sa(smem + (size_t)(issued % S) * chunk)),
-                     "l"(R.p[in.r] + off), "r"(n16), "r"(sa(b))
-                     : "memory");
+        hsdr_bulk_copy(smem + (size_t)(issued % S) * chunk, R.p[in.r] + off, n16, bar + issued % S);
         issued++, in.k++;
         skip_empty(in);
     };
-    if (tid == 0) {
-        for (int s = 0; s < S; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(bar + s)) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    }
+    if (tid == 0)
+        hsdr_bulk_init(bar, S);
     skip_empty(in);
     __syncthreads();
     unsigned acc = 0;
@@ -114,10 +85,8 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
     for (int r = 0; r < R.n; r++) {
         if (mode != 0 && r > 0) { // a decoder's dependency: all of read r - 1 consumed by every CTA
             if (tid == 0) {
-                unsigned v;
-                do
-                    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(done + r - 1) : "memory");
-                while (v < gridDim.x);
+                while (hsdr_ld_acquire_gpu(done + r - 1) < gridDim.x)
+                    ;
             }
             __syncthreads();
             waited = r;
@@ -128,13 +97,7 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
                 issue();
         const long mine = share_of(R, r, chunk);
         for (long k = 0; k < mine; k++) {
-            unsigned ok = 0;
-            while (!ok)
-                asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                             "selp.u32 %0, 1, 0, p;\n\t}"
-                             : "=r"(ok)
-                             : "r"(sa(bar + consumed % S)), "r"((unsigned)(consumed / S) & 1u)
-                             : "memory");
+            hsdr_bulk_wait(bar + consumed % S, (unsigned)(consumed / S) & 1u);
             acc ^= ((const unsigned *)(smem + (size_t)(consumed % S) * chunk))[tid % (chunk / 4)];
             __syncthreads(); // the stage is read
             consumed++;
@@ -149,12 +112,6 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
     }
     if (acc == 0x9e3779b9u)
         *sink = acc;
-}
-
-static float median(std::vector<float> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 int main()

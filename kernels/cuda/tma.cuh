@@ -36,6 +36,7 @@
 #ifndef HSDR_CUDA_TMA_CUH
 #define HSDR_CUDA_TMA_CUH
 #include "common.cuh"
+#include "stream.cuh"
 #include "tma_knobs.h"
 
 /* HSDR_TMA_MAX_REGS: 80 registers a thread (the 40 of the activations included) let three 256-thread CTAs share an SM
@@ -96,40 +97,23 @@ struct hsdr_tma_args {
     hsdr_tma_geometry g;
 };
 
-static __device__ __forceinline__ unsigned hsdr_smem_addr(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
 /* Pass `pass`'s rows into the stage buffer at dst, completing on mbarrier bar (one thread). The copy starts at the
  * 16-byte boundary at or below the pass's first byte (the skew) and ends at the one at or above its last: inside the
  * weight allocation, whose copies are 256-byte aligned. */
 static __device__ __forceinline__ void hsdr_tma_issue(const hsdr_tma_args &a, int pass, uint8_t *dst, uint64_t *bar)
 {
-#if __CUDA_ARCH__ >= 900
     const int r0 = pass * a.g.R, nr = min(a.g.R, a.N - r0);
     const uintptr_t src = (uintptr_t)(a.w + (size_t)r0 * a.g.row_bytes);
     const unsigned skew = (unsigned)(src & 15u), bytes = hsdr_tma_round16(skew + (size_t)nr * a.g.row_bytes);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(hsdr_smem_addr(bar)), "r"(bytes)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     hsdr_smem_addr(dst)),
-                 "l"(src - skew), "r"(bytes), "r"(hsdr_smem_addr(bar))
-                 : "memory");
-#endif
+    hsdr_bulk_copy(dst, (const void *)(src - skew), bytes, bar);
 }
 
-static __device__ __forceinline__ void hsdr_tma_wait(uint64_t *bar, unsigned parity)
+/* The first S passes of this CTA (of `iters`) into the stages (one thread). */
+static __device__ __forceinline__ void hsdr_tma_issue_first(const hsdr_tma_args &a, int iters, uint8_t *stage,
+                                                            uint64_t *bar)
 {
-#if __CUDA_ARCH__ >= 900
-    unsigned done = 0;
-    while (!done)
-        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                     "selp.u32 %0, 1, 0, p;\n\t}"
-                     : "=r"(done)
-                     : "r"(hsdr_smem_addr(bar)), "r"(parity)
-                     : "memory");
-#endif
+    for (int i = 0; i < a.g.stages && i < iters; i++)
+        hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * a.g.stage_bytes, bar + i);
 }
 
 /* ---- the fused encode (FUSED kernels): the grid quantizes x once into r->act, then every CTA waits for it ----
@@ -174,11 +158,10 @@ static __device__ __forceinline__ void hsdr_tma_encode_kblock(float4 v, int K, i
     }
 }
 
-static __device__ __forceinline__ unsigned hsdr_tma_ld_acquire(const unsigned *p)
+/* The fused kernels' two grid counters, after the encoded activations: encoding CTAs arrived, CTAs done. */
+static __device__ __forceinline__ unsigned *hsdr_tma_counters(int8_t *act, int K)
 {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
+    return (unsigned *)(act + K + K / 32 * 8);
 }
 
 /* The grid's encode and the wait for it (every thread of every CTA). */
@@ -186,7 +169,7 @@ static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int 
                                                             int lane)
 {
     const int G = K / 128, grid = (int)gridDim.x, c = (int)blockIdx.x;
-    unsigned *arrived = (unsigned *)(act + K + K / 32 * 8);
+    unsigned *arrived = hsdr_tma_counters(act, K);
     for (int kb = c + grid * warp; kb < G; kb += grid * warps)
         hsdr_tma_encode_kblock(hsdr_tma_x4(x, kb, lane), K, kb, act, lane);
     __syncthreads(); /* this CTA's K-blocks are written */
@@ -197,7 +180,7 @@ static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int 
             atomicAdd(arrived, 1u);
         }
         const long long t0 = clock64();
-        while (hsdr_tma_ld_acquire(arrived) < encoders) {
+        while (hsdr_ld_acquire_gpu(arrived) < encoders) {
             if (clock64() - t0 > (1ll << 31)) /* about a second: a grid that could not all be resident */
                 __trap();
             __nanosleep(32); /* a few hundred CTAs polling one word: leave the L2 slice to the arrivals */
@@ -210,7 +193,7 @@ static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int 
 /* The end of a fused launch (thread 0 of every CTA): the last CTA out leaves both counters at 0. */
 static __device__ __forceinline__ void hsdr_tma_encode_release(int8_t *act, int K)
 {
-    unsigned *arrived = (unsigned *)(act + K + K / 32 * 8), *done = arrived + 1;
+    unsigned *arrived = hsdr_tma_counters(act, K), *done = arrived + 1;
     if (atomicAdd(done, 1u) == gridDim.x - 1) {
         atomicExch(arrived, 0u);
         atomicExch(done, 0u);
@@ -255,11 +238,9 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
      * there: requested early, a few hundred CTAs' copies of the whole matrix queued ahead of x's loads and delayed
      * the encode (perf-notes, issue 18 step 3) */
     if (tid == 0) {
-        for (int s = 0; s < g.stages; s++)
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (int i = 0; i < g.stages && i < iters && g.early; i++)
-            hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
+        hsdr_bulk_init(bar, g.stages);
+        if (g.early)
+            hsdr_tma_issue_first(a, iters, stage, bar);
     }
     cudaTriggerProgrammaticLaunchCompletion();
     cudaGridDependencySynchronize(); /* the encode's output, or x (the previous kernel's) */
@@ -279,8 +260,7 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
         else
             __syncthreads(); /* the mbarriers are initialized */
         if (tid == 0 && !g.early)
-            for (int i = 0; i < g.stages && i < iters; i++)
-                hsdr_tma_issue(a, (int)blockIdx.x + i * (int)gridDim.x, stage + (size_t)i * g.stage_bytes, bar + i);
+            hsdr_tma_issue_first(a, iters, stage, bar);
         /* the encoded activations (fused: written by other SMs in this launch, visible after the wait's acquire) */
         const int8_t *q = a.act;
         const float *d8 = (const float *)(q + a.K);
@@ -302,7 +282,7 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
         const int r0 = pass * g.R, nr = min(g.R, a.N - r0);
         float2 *out = res + (i & 1) * g.R * g.G;
         const uint8_t *rows = stage + (size_t)s * g.stage_bytes + ((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
-        hsdr_tma_wait(bar + s, (unsigned)(i / g.stages) & 1u);
+        hsdr_bulk_wait(bar + s, (unsigned)(i / g.stages) & 1u);
         if (worker)
             for (int r = slot; r < nr; r += g.P) {
                 int sumi[4] = {0, 0, 0, 0};
