@@ -19,6 +19,7 @@
 # vulkan` is their gate). A machine without the loader's packages (the lent H200) gets them from .gl/*.deb, downloaded
 # here once (kernels/vulkan/README.md says how) and carried; the NVIDIA ICD is named when the loader cannot find it.
 set -u
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac # the header above
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
 out=${OUT:-results/gpu-latest}

@@ -8,6 +8,7 @@
 # designs (sweep.log).
 # TMA_SETTINGS overrides the settings swept (space-separated).
 set -u
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac # the header above
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
 out=${OUT:-results/gpu-latest}
