@@ -179,6 +179,21 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
      .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_tma_fused_ops},
+    {.name = "cuda.planar2_ring", .backend = "cuda", .family = "baseline",
+     .summary = "cuda.planar2_tma_fused as one persistent kernel per token: a grid that stays resident walks every "
+                "GEMV's passes, its ring of bulk copies refilled across GEMV boundaries, a counter per GEMV for the "
+                "decoder's dependency (one GEMV per launch here; y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
+     .q8_1_order = hsdr_cuda_soa_order, .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_planar2_ring_ops},
+    {.name = "cuda.ptq1_0_ring", .backend = "cuda", .family = "baseline",
+     .summary = "cuda.ptq1_0_tma_fused as one persistent kernel per token, as cuda.planar2_ring (PTQ1_0 as stored; "
+                "y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
+     .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_ring_ops},
     {.name = "cuda.lanes8", .backend = "cuda", .family = "baseline",
      .summary = "our one-column mat-vec: activations staged in shared memory once per CTA, 8 lanes per row (4 rows per "
                 "warp), the fork's per-block fmaf chain",

@@ -11,6 +11,13 @@
 //                     CTA has consumed all of read i (a decoder's dependency), while read i + 1's first passes are
 //                     already in flight (the ring does not stop at the boundary)
 //   ring, drained     the same dependency, but no pass of read i + 1 requested before the wait (the ring drains)
+//   deal rr / even    a read's passes dealt round robin (CTA c takes passes c, c + grid, ...: up to one pass more
+//                     than others) or evenly (CTA c its own contiguous 1/grid of the bytes, cut into passes)
+//   consumer x r      each pass held for the time a consumer running at r times the SM's share of the 1 GiB read
+//                     would take (a spin: the latency of a compute chain, not its instructions); r = 0: none
+//   graph, prefetch   one kernel per read (as the harness's token), programmatically dependent, CTAs sized so that
+//                     the next read's CTAs fit beside this one's: each requests its first passes, lets the next
+//                     kernel launch, and only then waits for the one before
 // Per token, cold (611 MB per token: each read is evicted before it comes again), event-timed, median of 30 tokens;
 // the floor is the token's bytes at the 1 GiB plain read measured in the same run.
 // Build and run (a machine with an NVIDIA GPU, sm_90):
@@ -37,26 +44,59 @@ __global__ void plain_read(const uint4 *p, size_t n, unsigned *sink, int pdl)
     hsdr_read_span(p, n, sink);
 }
 
-// A CTA's place in its sequence of passes: read r, its k-th pass of that read (passes of read r are dealt round
-// robin: CTA c takes c, c + grid, ...).
+// A CTA's place in its sequence of passes: read r, its k-th pass of that read.
 struct cursor {
     int r;
     long k;
 };
 
-static __device__ __forceinline__ long passes_of(const reads &R, int r, unsigned chunk)
+// This CTA's bytes of a read of `bytes` when dealt evenly: [lo, hi), 16-byte boundaries.
+static __device__ __forceinline__ void even_span(size_t bytes, size_t *lo, size_t *hi)
 {
-    return (long)((R.bytes[r] + chunk - 1) / chunk);
+    const size_t w = (bytes + 15) / 16;
+    *lo = w * blockIdx.x / gridDim.x * 16, *hi = w * (blockIdx.x + 1) / gridDim.x * 16;
 }
 
-static __device__ __forceinline__ long share_of(const reads &R, int r, unsigned chunk)
+// The passes of read r this CTA takes (deal 0: round robin; 1: even), and where its k-th one starts and how long it is.
+static __device__ __forceinline__ long share_of(const reads &R, int r, unsigned chunk, int deal)
 {
-    const long p = passes_of(R, r, chunk);
+    if (deal) {
+        size_t lo, hi;
+        even_span(R.bytes[r], &lo, &hi);
+        return (long)((hi - lo + chunk - 1) / chunk);
+    }
+    const long p = (long)((R.bytes[r] + chunk - 1) / chunk);
     return p > (long)blockIdx.x ? (p - (long)blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
 }
 
+static __device__ __forceinline__ unsigned pass_at(const reads &R, int r, long k, unsigned chunk, int deal,
+                                                   size_t *off)
+{
+    size_t end;
+    if (deal) {
+        size_t lo, hi;
+        even_span(R.bytes[r], &lo, &hi);
+        *off = lo + (size_t)k * chunk, end = hi;
+    } else {
+        *off = ((size_t)blockIdx.x + (size_t)k * gridDim.x) * chunk, end = R.bytes[r];
+    }
+    const size_t n = end - *off < chunk ? end - *off : chunk;
+    return (unsigned)((n + 15) / 16 * 16); // the buffers are 256-byte aligned and padded
+}
+
+// A consumer's time for n bytes: `spin` clocks a KB (0: none).
+static __device__ __forceinline__ void consume_time(unsigned n, unsigned spin)
+{
+    if (spin) {
+        const long long t0 = clock64(), t = (long long)n * spin / 1024;
+        while (clock64() - t0 < t)
+            ;
+    }
+}
+
 // mode 0: free, 1: dependent, 2: drained. done[r] counts the CTAs that have consumed all of read r (zeroed per token).
-__global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *done, unsigned *sink)
+__global__ void ring(const reads R, unsigned chunk, int S, int mode, int deal, unsigned spin, unsigned *done,
+                     unsigned *sink)
 {
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t *bar = (uint64_t *)(smem + (size_t)S * chunk);
@@ -64,14 +104,12 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
     cursor in = {0, 0};               // the next pass to request (thread 0)
     long issued = 0, consumed = 0;    // sequence numbers: the stage and parity of pass j are j % S, (j / S) & 1
     auto skip_empty = [&](cursor &c) {
-        while (c.r < R.n && c.k >= share_of(R, c.r, chunk))
+        while (c.r < R.n && c.k >= share_of(R, c.r, chunk, deal))
             c.r++, c.k = 0;
     };
     auto issue = [&]() {
-        const long pass = (long)blockIdx.x + in.k * gridDim.x;
-        const size_t off = (size_t)pass * chunk;
-        const unsigned n = (unsigned)(R.bytes[in.r] - off < chunk ? R.bytes[in.r] - off : chunk);
-        const unsigned n16 = (n + 15) / 16 * 16; // the buffers are 256-byte aligned and padded
+        size_t off;
+        const unsigned n16 = pass_at(R, in.r, in.k, chunk, deal, &off);
         hsdr_bulk_copy(smem + (size_t)(issued % S) * chunk, R.p[in.r] + off, n16, bar + issued % S);
         issued++, in.k++;
         skip_empty(in);
@@ -95,10 +133,14 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
         if (tid == 0)
             while (in.r < R.n && issued < consumed + S && (mode != 2 || in.r <= waited))
                 issue();
-        const long mine = share_of(R, r, chunk);
+        const long mine = share_of(R, r, chunk, deal);
         for (long k = 0; k < mine; k++) {
             hsdr_bulk_wait(bar + consumed % S, (unsigned)(consumed / S) & 1u);
             acc ^= ((const unsigned *)(smem + (size_t)(consumed % S) * chunk))[tid % (chunk / 4)];
+            if (spin) {
+                size_t off;
+                consume_time(pass_at(R, r, k, chunk, deal, &off), spin);
+            }
             __syncthreads(); // the stage is read
             consumed++;
             if (tid == 0)
@@ -109,6 +151,47 @@ __global__ void ring(const reads R, unsigned chunk, int S, int mode, unsigned *d
             __threadfence();
             atomicAdd(done + r, 1u);
         }
+    }
+    if (acc == 0x9e3779b9u)
+        *sink = acc;
+}
+
+// One read per launch, dealt evenly: the first S passes requested, the next kernel let launch, then the wait for the
+// kernel before (prefetch 1) or the wait first (prefetch 0), then the passes consumed as the ring consumes them.
+__global__ void one_read(const reads R, int r, unsigned chunk, int S, int prefetch, unsigned spin, unsigned *sink)
+{
+    extern __shared__ __align__(16) uint8_t smem[];
+    uint64_t *bar = (uint64_t *)(smem + (size_t)S * chunk);
+    const int tid = threadIdx.x;
+    const long mine = share_of(R, r, chunk, 1);
+    auto issue = [&](long k) {
+        size_t off;
+        const unsigned n16 = pass_at(R, r, k, chunk, 1, &off);
+        hsdr_bulk_copy(smem + (size_t)(k % S) * chunk, R.p[r] + off, n16, bar + k % S);
+    };
+    if (tid == 0) {
+        hsdr_bulk_init(bar, S);
+        if (prefetch)
+            for (long k = 0; k < S && k < mine; k++)
+                issue(k);
+    }
+    cudaTriggerProgrammaticLaunchCompletion();
+    cudaGridDependencySynchronize();
+    if (tid == 0 && !prefetch)
+        for (long k = 0; k < S && k < mine; k++)
+            issue(k);
+    __syncthreads();
+    unsigned acc = 0;
+    for (long k = 0; k < mine; k++) {
+        hsdr_bulk_wait(bar + k % S, (unsigned)(k / S) & 1u);
+        acc ^= ((const unsigned *)(smem + (size_t)(k % S) * chunk))[tid % (chunk / 4)];
+        if (spin) {
+            size_t off;
+            consume_time(pass_at(R, r, k, chunk, 1, &off), spin);
+        }
+        __syncthreads();
+        if (tid == 0 && k + S < mine)
+            issue(k + S);
     }
     if (acc == 0x9e3779b9u)
         *sink = acc;
@@ -210,24 +293,70 @@ int main()
         CK(cudaGraphExecDestroy(exec));
         CK(cudaGraphDestroy(graph));
     }
+    // the consumer's time: r times the SM's share of the 1 GiB read (clocks a KB at the device's clock)
+    int khz = 0;
+    CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    const double sm_bytes_per_clk = gbps * 1e9 / sms / (khz * 1e3);
+    auto spin_of = [&](double r) { return r > 0 ? (unsigned)(1024.0 / (sm_bytes_per_clk * r)) : 0u; };
+    printf("SM clock %.2f GHz: the SM's share of the read %.1f bytes a clock\n", khz / 1e6, sm_bytes_per_clk);
+    struct cfg_t {
+        unsigned chunk;
+        int S, per_sm;
+    };
     static const char *modes[3] = {"free", "dependent", "drained"};
-    for (unsigned chunk : {8192u, 16384u, 32768u})
-        for (int S : {2, 4})
-            for (int per_sm : {1, 2}) {
-                const size_t smem = (size_t)S * chunk + 8 * S;
-                if ((size_t)per_sm * smem > 220 * 1024)
-                    continue;
+    for (double r : {0.0, 2.0, 1.5, 1.2})
+        for (cfg_t c : {cfg_t{32768u, 2, 2}, cfg_t{32768u, 3, 2}, cfg_t{16384u, 6, 2}, cfg_t{32768u, 6, 1}})
+            for (int deal = 0; deal < 2; deal++) {
+                const size_t smem = (size_t)c.S * c.chunk + 8 * c.S;
                 CK(cudaFuncSetAttribute(ring, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
                 int fit = 0;
                 CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, ring, 256, smem));
-                if (fit < per_sm)
+                if (fit < c.per_sm)
                     continue;
+                // a CTA of an SM holding per_sm of them sees 1 / per_sm of the SM's share
+                const unsigned spin = spin_of(r) * c.per_sm;
                 for (int mode = 0; mode < 3; mode++) {
+                    if (r > 0 && mode == 2)
+                        continue;
                     char name[96];
-                    snprintf(name, sizeof name, "ring %s, %uK x %d stages, %d CTA/SM", modes[mode], chunk / 1024, S,
-                             per_sm);
-                    run(name, [&] { ring<<<sms * per_sm, 256, smem, st>>>(R, chunk, S, mode, done, sink); });
+                    snprintf(name, sizeof name, "ring %s, %uK x %d, %d/SM, %s, consumer x%.1f", modes[mode],
+                             c.chunk / 1024, c.S, c.per_sm, deal ? "even" : "rr", r);
+                    run(name, [&] {
+                        ring<<<sms * c.per_sm, 256, smem, st>>>(R, c.chunk, c.S, mode, deal, spin, done, sink);
+                    });
                 }
+            }
+    // one kernel per read in a graph, each leaving room for the next one's CTAs
+    for (double r : {0.0, 2.0, 1.5})
+        for (cfg_t c : {cfg_t{32768u, 3, 1}, cfg_t{16384u, 4, 2}, cfg_t{32768u, 2, 1}})
+            for (int prefetch = 0; prefetch < 2; prefetch++) {
+                const size_t smem = (size_t)c.S * c.chunk + 8 * c.S;
+                CK(cudaFuncSetAttribute(one_read, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                int fit = 0;
+                CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, one_read, 256, smem));
+                if (fit < 2 * c.per_sm)
+                    continue;
+                const unsigned spin = spin_of(r) * c.per_sm;
+                cudaGraph_t graph;
+                cudaGraphExec_t exec;
+                CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+                for (int i = 0; i < R.n; i++) {
+                    cudaLaunchAttribute attr;
+                    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+                    attr.val.programmaticStreamSerializationAllowed = 1;
+                    cudaLaunchConfig_t cfg = {};
+                    cfg.gridDim = dim3((unsigned)(sms * c.per_sm)), cfg.blockDim = dim3(256), cfg.stream = st;
+                    cfg.dynamicSmemBytes = smem, cfg.attrs = &attr, cfg.numAttrs = 1;
+                    CK(cudaLaunchKernelEx(&cfg, one_read, R, i, c.chunk, c.S, prefetch, spin, sink));
+                }
+                CK(cudaStreamEndCapture(st, &graph));
+                CK(cudaGraphInstantiate(&exec, graph, 0));
+                char name[96];
+                snprintf(name, sizeof name, "graph, %s, %uK x %d, %d/SM, consumer x%.1f",
+                         prefetch ? "prefetch" : "wait first", c.chunk / 1024, c.S, c.per_sm, r);
+                run(name, [&] { CK(cudaGraphLaunch(exec, st)); });
+                CK(cudaGraphExecDestroy(exec));
+                CK(cudaGraphDestroy(graph));
             }
     return 0;
 }

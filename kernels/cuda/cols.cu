@@ -302,7 +302,7 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     return e;
 }
 
-static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL, NULL, NULL};
+static const hsdr_cu_kernels kernels = {MAX_COLS, act_bytes, prepare, launch, NULL, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_cols_ops = HSDR_CU_OPS(kernels);
 
 /* The checking function of the cols axis: the run the harness times (create, set_input, one sample, output), with y

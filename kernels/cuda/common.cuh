@@ -87,6 +87,10 @@ struct hsdr_cu_kernels {
      * (device memory) into that layout at dst. create converts once (timed: the run's convert_ns) and copies. */
     size_t (*layout_bytes)(int K, int N);
     cudaError_t (*convert)(hsdr_device_run *r, const uint8_t *src, uint8_t *dst);
+    /* Optional (NULL: the token is every run's own launches, captured one after the other): the whole token of
+     * runs[0..n) (all of this variant, each on its copy 0) as the variant's own launches, captured on tok->stream
+     * into tok->graph; 0, or -1 with err. hsdr_cu_token_create checks every run's y against its own launch. */
+    int (*token)(hsdr_device_run *tok, hsdr_device_run *const *runs, int n, char *err, size_t errlen);
 };
 
 /* How many times a stage's kernel runs in one launch: 0 (ablated: skip), 1, or 2 (doubled: twice). */

@@ -51,6 +51,11 @@ extern const hsdr_device_ops hsdr_cuda_planar2_tma_ops;
 extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops;
 extern const hsdr_device_ops hsdr_cuda_planar2_tma_fused_ops;
 extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_fused_ops;
+/* cuda.planar2_ring and cuda.ptq1_0_ring: the fused kernels as one persistent kernel per token (tma.cuh: the ring of
+ * passes runs across the GEMVs, a counter per GEMV keeps the decoder's dependency); a launch of one GEMV is the
+ * per-launch row; y bit-identical to cuda.production's. */
+extern const hsdr_device_ops hsdr_cuda_planar2_ring_ops;
+extern const hsdr_device_ops hsdr_cuda_ptq1_0_ring_ops;
 
 /* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the
  * activations staged in shared memory and 8 lanes per row (one thread per 128-block, 4-byte decode, dp4a: stage

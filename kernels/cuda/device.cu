@@ -339,6 +339,55 @@ fail:
     return -1;
 }
 
+/* Whether the runs' token is their variant's own (hsdr_cu_kernels.token): every run of one variant that has one. */
+static bool own_token(hsdr_device_run *const *runs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (runs[i]->k != runs[0]->k)
+            return false;
+    return runs[0]->k->token != NULL;
+}
+
+/* A variant's own token is checked before it is ever timed: every run's y from one replay (every y poisoned first)
+ * must equal, bit for bit, y of the run's own launch (the kernel hsdr check validates) on the same inputs. */
+static int check_own_token(hsdr_device_run *tok, hsdr_device_run *const *runs, int n, char *err, size_t errlen)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (size_t)runs[i]->N;
+    uint32_t *want = (uint32_t *)malloc(total * sizeof *want), *got = (uint32_t *)malloc(total * sizeof *got);
+    int rc = -1;
+    if (!want || !got) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    for (size_t i = 0, at = 0; i < (size_t)n; at += (size_t)runs[i]->N, i++) {
+        hsdr_device_run *q = runs[i];
+        HSDR_CU(q->k->launch(q, q->wblock, -1, 0, 0));
+        HSDR_CU(cudaStreamSynchronize(q->stream));
+        HSDR_CU(cudaMemcpy(want + at, q->y, sizeof(float) * (size_t)q->N, cudaMemcpyDeviceToHost));
+        HSDR_CU(cudaMemset(q->y, 0xff, sizeof(float) * (size_t)q->N)); /* a NaN no row keeps by chance */
+    }
+    HSDR_CU(cudaGraphLaunch(tok->exec, tok->stream));
+    HSDR_CU(cudaStreamSynchronize(tok->stream));
+    for (size_t i = 0, at = 0; i < (size_t)n; at += (size_t)runs[i]->N, i++) {
+        const hsdr_device_run *q = runs[i];
+        HSDR_CU(cudaMemcpy(got + at, q->y, sizeof(float) * (size_t)q->N, cudaMemcpyDeviceToHost));
+        for (int row = 0; row < q->N; row++)
+            if (got[at + row] != want[at + row]) {
+                snprintf(err, errlen, "token: the variant's own token gives y[%d] = 0x%08x for runs[%zu] (K %d, N %d), "
+                                      "its own launch 0x%08x: not timed", row, got[at + row], i, q->K, q->N,
+                         want[at + row]);
+                goto fail;
+            }
+    }
+    rc = 0;
+fail:
+    free(want);
+    free(got);
+    return rc;
+}
+
 extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err,
                                     size_t errlen)
 {
@@ -364,24 +413,32 @@ extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_de
     HSDR_CU(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
     HSDR_CU(cudaEventCreate(&r->start));
     HSDR_CU(cudaEventCreate(&r->stop));
-    HSDR_CU(cudaStreamBeginCapture(r->stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < n && launched == cudaSuccess; i++) {
-        const cudaStream_t own = runs[i]->stream;
-        runs[i]->stream = r->stream; /* the run's launches go into the capture, on its copy 0 */
-        launched = runs[i]->k->launch(runs[i], runs[i]->wblock, -1, 0, 0);
-        runs[i]->stream = own;
-        if (launched != cudaSuccess)
-            failed = i;
+    if (own_token(runs, n)) {
+        if (runs[0]->k->token(r, runs, n, err, errlen) != 0)
+            goto fail;
+    } else {
+        HSDR_CU(cudaStreamBeginCapture(r->stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < n && launched == cudaSuccess; i++) {
+            const cudaStream_t own = runs[i]->stream;
+            runs[i]->stream = r->stream; /* the run's launches go into the capture, on its copy 0 */
+            launched = runs[i]->k->launch(runs[i], runs[i]->wblock, -1, 0, 0);
+            runs[i]->stream = own;
+            if (launched != cudaSuccess)
+                failed = i;
+        }
+        ended = cudaStreamEndCapture(r->stream, &r->graph); /* ends the capture also after a failed launch */
+        if (launched != cudaSuccess) {
+            snprintf(err, errlen, "token: capturing the launches of runs[%d]: %s", failed,
+                     cudaGetErrorString(launched));
+            goto fail;
+        }
+        HSDR_CU(ended);
     }
-    ended = cudaStreamEndCapture(r->stream, &r->graph); /* ends the capture also after a failed launch */
-    if (launched != cudaSuccess) {
-        snprintf(err, errlen, "token: capturing the launches of runs[%d]: %s", failed, cudaGetErrorString(launched));
-        goto fail;
-    }
-    HSDR_CU(ended);
     HSDR_CU(cudaGraphInstantiate(&r->exec, r->graph, 0));
     HSDR_CU(cudaGraphUpload(r->exec, r->stream)); /* the first replay then finds the graph on the device */
     HSDR_CU(cudaStreamSynchronize(r->stream));
+    if (own_token(runs, n) && check_own_token(r, runs, n, err, errlen) != 0)
+        goto fail;
     *token = r;
     return 0;
 fail:

@@ -241,7 +241,7 @@ static cudaError_t upload_codes(hsdr_device_run *r, const uint8_t *codes, int e)
     return err;
 }
 
-static const hsdr_cu_kernels kernels = {1, act_bytes, lns8_prepare, launch, upload_codes, NULL, NULL};
+static const hsdr_cu_kernels kernels = {1, act_bytes, lns8_prepare, launch, upload_codes, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_ops = HSDR_CU_OPS(kernels);
 
 /* ==== cuda.direct_mma: the same A[8] as an int8 tensor-core product ====
@@ -603,19 +603,19 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
 
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
 static const hsdr_cu_kernels mma_kernels = {1,    mma_act_bytes, lns8_prepare, mma_launch<false, mma_ptq1_0>,
-                                             upload_codes, NULL, NULL};
+                                             upload_codes, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_ops = HSDR_CU_OPS(mma_kernels);
 static const hsdr_cu_kernels q1516_kernels = {1,    mma_act_bytes, lns8_prepare, mma_launch<true, mma_ptq1_0>,
-                                               upload_codes, NULL, NULL};
+                                               upload_codes, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels);
 /* the same on the 2-bit layout, converted once on the device (planar2.cuh; issue 18 item 4) */
 static const hsdr_cu_kernels mma_p2_kernels = {
     1, mma_act_bytes, lns8_prepare, mma_launch<false, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
-    hsdr_planar2_convert};
+    hsdr_planar2_convert, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = HSDR_CU_OPS(mma_p2_kernels);
 static const hsdr_cu_kernels q1516_p2_kernels = {
     1, mma_act_bytes, lns8_prepare, mma_launch<true, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
-    hsdr_planar2_convert};
+    hsdr_planar2_convert, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_p2_ops = HSDR_CU_OPS(q1516_p2_kernels);
 
 /* ==== cuda.stateset: ballot state sets, reused over R rows ====
@@ -760,5 +760,5 @@ static cudaError_t ss_launch(hsdr_device_run *r, const uint8_t *W, int stage, un
     return cudaGetLastError();
 }
 
-static const hsdr_cu_kernels ss_kernels = {1, act_bytes, ss_prepare, ss_launch, upload_codes, NULL, NULL};
+static const hsdr_cu_kernels ss_kernels = {1, act_bytes, ss_prepare, ss_launch, upload_codes, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_stateset_ops = HSDR_CU_OPS(ss_kernels);

@@ -193,5 +193,5 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
 }
 
 /* one column: the harness's cols axis is cuda.cols' */
-static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL};
+static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_lanes8_ops = HSDR_CU_OPS(kernels);

@@ -109,7 +109,7 @@ struct planar2_soa {
 };
 
 static const hsdr_cu_kernels kernels = {1,    hsdr_soa_act_bytes, hsdr_soa_prepare<planar2_soa>, hsdr_soa_launch,
-                                        NULL, layout_bytes,       convert};
+                                        NULL, layout_bytes,       convert, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_ops = HSDR_CU_OPS(kernels);
 
 /* ---- cuda.planar2_tma ---- */
@@ -170,11 +170,22 @@ struct planar2_tma {
 
 static const hsdr_cu_kernels tma_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma, false>,
                                             hsdr_tma_launch<planar2_tma, false>, NULL, hsdr_planar2_layout_bytes,
-                                            hsdr_planar2_convert};
+                                            hsdr_planar2_convert, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_ops = HSDR_CU_OPS(tma_kernels);
 
 /* cuda.planar2_tma_fused: the same, the encode inside the mat-vec (the grid shares it: tma.cuh). */
 static const hsdr_cu_kernels tma_fused_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<planar2_tma, true>,
                                                hsdr_tma_launch<planar2_tma, true>, NULL, hsdr_planar2_layout_bytes,
-                                               hsdr_planar2_convert};
+                                               hsdr_planar2_convert, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_tma_fused_ops = HSDR_CU_OPS(tma_fused_kernels);
+
+/* cuda.planar2_ring: the fused kernel as one persistent kernel per token (tma.cuh's ring). */
+static const hsdr_cu_kernels ring_kernels = {1,
+                                             hsdr_tma_ring_act_bytes,
+                                             hsdr_tma_ring_prepare<planar2_tma>,
+                                             hsdr_tma_ring_launch<planar2_tma>,
+                                             NULL,
+                                             hsdr_planar2_layout_bytes,
+                                             hsdr_planar2_convert,
+                                             hsdr_tma_ring_token<planar2_tma>};
+extern "C" const hsdr_device_ops hsdr_cuda_planar2_ring_ops = HSDR_CU_OPS(ring_kernels);

@@ -91,5 +91,5 @@ cudaError_t hsdr_soa_launch(hsdr_device_run *r, const uint8_t *w, int stage, uns
 }
 
 static const hsdr_cu_kernels kernels = {1,    hsdr_soa_act_bytes, hsdr_soa_prepare<ptq1_0_soa>, hsdr_soa_launch,
-                                        NULL, NULL,               NULL};
+                                        NULL, NULL,               NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_ops = HSDR_CU_OPS(kernels);

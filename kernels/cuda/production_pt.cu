@@ -230,5 +230,5 @@ static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsig
     return e;
 }
 
-static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL};
+static const hsdr_cu_kernels kernels = {1, act_bytes, prepare, launch, NULL, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_production_pt_ops = HSDR_CU_OPS(kernels);

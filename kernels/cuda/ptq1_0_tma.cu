@@ -23,10 +23,16 @@ struct ptq1_0_tma {
 };
 
 static const hsdr_cu_kernels kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<ptq1_0_tma, false>,
-                                        hsdr_tma_launch<ptq1_0_tma, false>, NULL, NULL, NULL};
+                                        hsdr_tma_launch<ptq1_0_tma, false>, NULL, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops = HSDR_CU_OPS(kernels);
 
 /* cuda.ptq1_0_tma_fused: the same, the encode inside the mat-vec (the grid shares it: tma.cuh). */
 static const hsdr_cu_kernels fused_kernels = {1,    hsdr_tma_act_bytes, hsdr_tma_prepare<ptq1_0_tma, true>,
-                                           hsdr_tma_launch<ptq1_0_tma, true>, NULL, NULL, NULL};
+                                           hsdr_tma_launch<ptq1_0_tma, true>, NULL, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_ptq1_0_tma_fused_ops = HSDR_CU_OPS(fused_kernels);
+
+/* cuda.ptq1_0_ring: the fused kernel as one persistent kernel per token (tma.cuh's ring). */
+static const hsdr_cu_kernels ring_kernels = {1,    hsdr_tma_ring_act_bytes, hsdr_tma_ring_prepare<ptq1_0_tma>,
+                                             hsdr_tma_ring_launch<ptq1_0_tma>, NULL, NULL, NULL,
+                                             hsdr_tma_ring_token<ptq1_0_tma>};
+extern "C" const hsdr_device_ops hsdr_cuda_ptq1_0_ring_ops = HSDR_CU_OPS(ring_kernels);

@@ -35,6 +35,9 @@
  * row from shared memory at `row` (16-byte aligned when row_bytes is a multiple of 16, else 4-byte). */
 #ifndef HSDR_CUDA_TMA_CUH
 #define HSDR_CUDA_TMA_CUH
+#include <stdlib.h>
+#include <string.h>
+
 #include "common.cuh"
 #include "stream.cuh"
 #include "tma_knobs.h"
@@ -222,6 +225,61 @@ static __device__ __forceinline__ float hsdr_tma_row(const float2 *res, int G, i
     return p;
 }
 
+/* This thread's K-block of the encoded activations (the encode kernel's, or the grid's own when fused): 32 words,
+ * four scales, four exact sums, all loads independent; zeros for a thread past the row slots. */
+static __device__ __forceinline__ void hsdr_tma_load_act(const hsdr_tma_args &a, bool worker, int b, int32_t act[32],
+                                                         float ad[4], int ai[4])
+{
+    int4 v[8], iv = make_int4(0, 0, 0, 0);
+    float4 dv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    /* fused: written by other SMs in this launch, visible after the grid wait's acquire */
+    const int8_t *q = a.act;
+    const float *d8 = (const float *)(q + a.K);
+    const int *isum = (const int *)(d8 + a.K / 32);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        v[i] = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
+    if (worker)
+        dv = ((const float4 *)d8)[b], iv = ((const int4 *)isum)[b];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        act[4 * i] = v[i].x, act[4 * i + 1] = v[i].y, act[4 * i + 2] = v[i].z, act[4 * i + 3] = v[i].w;
+    ad[0] = dv.x, ad[1] = dv.y, ad[2] = dv.z, ad[3] = dv.w;
+    ai[0] = iv.x, ai[1] = iv.y, ai[2] = iv.z, ai[3] = iv.w;
+}
+
+/* One pass of rows, staged at `buf` (completing on mbarrier bar with phase parity `parity`): the block results into
+ * out, the CTA barrier, refill() (thread 0 requests what the freed stage can take), then a warp per row slot
+ * reduces in the fork's order and writes y. Every thread of the CTA calls it. */
+template <class F, class Refill>
+static __device__ __forceinline__ void hsdr_tma_pass(const hsdr_tma_args &a, int pass, const uint8_t *buf,
+                                                     uint64_t *bar, unsigned parity, float2 *out, bool worker,
+                                                     int slot, int b, const int32_t act[32], const float ad[4],
+                                                     const int ai[4], int warp, int warps, int lane, Refill refill)
+{
+    const hsdr_tma_geometry &g = a.g;
+    const int r0 = pass * g.R, nr = min(g.R, a.N - r0);
+    const uint8_t *rows = buf + ((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
+    hsdr_bulk_wait(bar, parity);
+    if (worker)
+        for (int r = slot; r < nr; r += g.P) {
+            int sumi[4] = {0, 0, 0, 0};
+            const float dw = F::sums(rows + (size_t)r * g.row_bytes, g.G, b, act, sumi);
+            float acc = 0.0f;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc = __fmaf_rn(ad[k], (float)(sumi[k] - ai[k]), acc);
+            out[r * g.G + b] = make_float2(dw, acc);
+        }
+    __syncthreads(); /* the stage is read and the block results are written */
+    refill();
+    for (int p = warp; p < nr; p += warps) {
+        const float v = hsdr_tma_row(out + p * g.G, g.G, lane);
+        if (lane == 0)
+            a.y[r0 + p] = v;
+    }
+}
+
 template <class F, bool FUSED>
 __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args a)
 {
@@ -245,62 +303,27 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
     cudaTriggerProgrammaticLaunchCompletion();
     cudaGridDependencySynchronize(); /* the encode's output, or x (the previous kernel's) */
 
-    /* this thread's K-block: 32 activation words, four scales, four exact sums (all loads independent), from the
-     * encode's output (the encode kernel's, or the grid's own when fused) */
     const bool worker = tid < g.P * g.G;
     const int slot = tid / g.G, b = tid % g.G;
     int32_t act[32];
     float ad[4];
     int ai[4];
-    {
-        int4 v[8], iv = make_int4(0, 0, 0, 0);
-        float4 dv = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (FUSED)
-            hsdr_tma_encode_grid(a.x, a.K, a.act, warp, warps, lane); /* also orders the mbarriers' init */
-        else
-            __syncthreads(); /* the mbarriers are initialized */
-        if (tid == 0 && !g.early)
-            hsdr_tma_issue_first(a, iters, stage, bar);
-        /* the encoded activations (fused: written by other SMs in this launch, visible after the wait's acquire) */
-        const int8_t *q = a.act;
-        const float *d8 = (const float *)(q + a.K);
-        const int *isum = (const int *)(d8 + a.K / 32);
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            v[i] = worker ? ((const int4 *)(q + 128 * b))[i] : make_int4(0, 0, 0, 0);
-        if (worker)
-            dv = ((const float4 *)d8)[b], iv = ((const int4 *)isum)[b];
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            act[4 * i] = v[i].x, act[4 * i + 1] = v[i].y, act[4 * i + 2] = v[i].z, act[4 * i + 3] = v[i].w;
-        ad[0] = dv.x, ad[1] = dv.y, ad[2] = dv.z, ad[3] = dv.w;
-        ai[0] = iv.x, ai[1] = iv.y, ai[2] = iv.z, ai[3] = iv.w;
-    }
+    if (FUSED)
+        hsdr_tma_encode_grid(a.x, a.K, a.act, warp, warps, lane); /* also orders the mbarriers' init */
+    else
+        __syncthreads(); /* the mbarriers are initialized */
+    if (tid == 0 && !g.early)
+        hsdr_tma_issue_first(a, iters, stage, bar);
+    hsdr_tma_load_act(a, worker, b, act, ad, ai);
 
     for (int i = 0; i < iters; i++) {
         const int s = i % g.stages, pass = (int)blockIdx.x + i * (int)gridDim.x;
-        const int r0 = pass * g.R, nr = min(g.R, a.N - r0);
-        float2 *out = res + (i & 1) * g.R * g.G;
-        const uint8_t *rows = stage + (size_t)s * g.stage_bytes + ((uintptr_t)(a.w + (size_t)r0 * g.row_bytes) & 15u);
-        hsdr_bulk_wait(bar + s, (unsigned)(i / g.stages) & 1u);
-        if (worker)
-            for (int r = slot; r < nr; r += g.P) {
-                int sumi[4] = {0, 0, 0, 0};
-                const float dw = F::sums(rows + (size_t)r * g.row_bytes, g.G, b, act, sumi);
-                float acc = 0.0f;
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    acc = __fmaf_rn(ad[k], (float)(sumi[k] - ai[k]), acc);
-                out[r * g.G + b] = make_float2(dw, acc);
-            }
-        __syncthreads(); /* the stage is read and the block results are written */
-        if (tid == 0 && i + g.stages < iters)
-            hsdr_tma_issue(a, pass + g.stages * (int)gridDim.x, stage + (size_t)s * g.stage_bytes, bar + s);
-        for (int p = warp; p < nr; p += warps) {
-            const float v = hsdr_tma_row(out + p * g.G, g.G, lane);
-            if (lane == 0)
-                a.y[r0 + p] = v;
-        }
+        hsdr_tma_pass<F>(a, pass, stage + (size_t)s * g.stage_bytes, bar + s, (unsigned)(i / g.stages) & 1u,
+                         res + (i & 1) * g.R * g.G, worker, slot, b, act, ad, ai, warp, warps, lane, [&] {
+                             if (tid == 0 && i + g.stages < iters)
+                                 hsdr_tma_issue(a, pass + g.stages * (int)gridDim.x,
+                                                stage + (size_t)s * g.stage_bytes, bar + s);
+                         });
     }
     if (FUSED && tid == 0)
         hsdr_tma_encode_release(a.act, a.K);
@@ -309,47 +332,188 @@ __global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_rows(const hsdr_tma_args
 #endif
 }
 
+/* ---- the whole token in one persistent kernel (RING variants: cuda.planar2_ring, cuda.ptq1_0_ring) ----
+ *
+ * The fused kernel above, run over a list of GEMVs by one grid that stays resident for all of them: each CTA walks one
+ * sequence of passes (GEMV 0's c, c + grid, ..., then GEMV 1's, ...), and its ring of S stages is refilled across
+ * the GEMV boundaries, so GEMV i + 1's first weights are in flight while GEMV i's last passes are consumed. A
+ * decoder's dependency is kept: GEMV i + 1's encoding CTAs wait until every CTA has finished GEMV i (its `done`
+ * counter), the other CTAs wait for the encode (hsdr_tma_encode_grid's counter). y of every GEMV is the fused
+ * kernel's (hsdr_tma_pass: the same operations on the same values), hence cuda.production's. A launch of one GEMV is
+ * the per-launch row. Knobs: HSDR_TMA, as the fused kernel (one geometry per GEMV; the stages are the ring's).
+ * Measured (perf-notes, issue 18 step 4): slower than a graph of the fused kernels; a GEMV inside the ring costs what
+ * it costs alone. */
+/* GEMVs per launch (the launch parameters: at most 4 KB), launches per token */
+enum { HSDR_TMA_RING_MAX = 40, HSDR_TMA_RING_LAUNCHES = 64 };
+
+struct hsdr_tma_ring_args {
+    hsdr_tma_args gemv[HSDR_TMA_RING_MAX]; /* each with its own geometry (K, N, P, R, G); stages: the ring's */
+    unsigned *done[HSDR_TMA_RING_MAX];     /* per GEMV: the CTAs that have finished it */
+    unsigned *finished;                    /* the CTAs that have finished the launch (the last one resets all) */
+    int n;
+    unsigned stage_bytes;                  /* one stage: the largest pass of the GEMVs (+ the skew) */
+};
+static_assert(sizeof(hsdr_tma_ring_args) <= 4096, "the ring's GEMVs must fit in a launch's parameters");
+
+/* Every counter the ring waits on lives after the run's activations: done, then finished (zeroed by create; every
+ * launch leaves them at 0). */
+static inline size_t hsdr_tma_ring_act_bytes(int K)
+{
+    return hsdr_tma_act_bytes(K) + 2 * sizeof(unsigned);
+}
+
+static inline unsigned *hsdr_tma_ring_counters(int8_t *act, int K)
+{
+    return (unsigned *)(act + hsdr_tma_act_bytes(K));
+}
+
+/* This CTA's passes of a GEMV (passes dealt round robin over the grid). */
+static __device__ __forceinline__ int hsdr_tma_iters(const hsdr_tma_geometry &g)
+{
+    const int p = g.passes - (int)blockIdx.x;
+    return p > 0 ? (p + (int)gridDim.x - 1) / (int)gridDim.x : 0;
+}
+
+/* Wait until *count reaches `want` (thread 0); traps after about a second, as hsdr_tma_encode_grid. */
+static __device__ __forceinline__ void hsdr_tma_wait_count(const unsigned *count, unsigned want)
+{
+    const long long t0 = clock64();
+    while (hsdr_ld_acquire_gpu(count) < want) {
+        if (clock64() - t0 > (1ll << 31))
+            __trap();
+        __nanosleep(32);
+    }
+}
+
+template <class F>
+__global__ void __maxnreg__(HSDR_TMA_MAX_REGS) hsdr_tma_ring(const hsdr_tma_ring_args t)
+{
+#if __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(16) uint8_t smem[];
+    const int S = t.gemv[0].g.stages;
+    uint8_t *stage = smem;
+    uint64_t *bar = (uint64_t *)(smem + (size_t)S * t.stage_bytes);
+    float2 *res = (float2 *)(bar + S);
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    /* thread 0's request cursor: GEMV ig, this CTA's pass ii of it; `issued` passes so far */
+    int ig = 0, ii = 0;
+    long issued = 0, consumed = 0; /* passes requested, passes consumed: stage j % S, phase parity (j / S) & 1 */
+    auto refill = [&](long freed) { /* thread 0: fill the stages freed so far, across GEMV boundaries */
+        while (issued < freed + S) {
+            while (ig < t.n && ii >= hsdr_tma_iters(t.gemv[ig].g))
+                ig++, ii = 0;
+            if (ig == t.n)
+                return;
+            hsdr_tma_issue(t.gemv[ig], (int)blockIdx.x + ii * (int)gridDim.x,
+                           stage + (size_t)(issued % S) * t.stage_bytes, bar + issued % S);
+            ii++, issued++;
+        }
+    };
+    if (tid == 0) {
+        hsdr_bulk_init(bar, S);
+        if (t.gemv[0].g.early)
+            refill(0);
+    }
+    cudaTriggerProgrammaticLaunchCompletion();
+    cudaGridDependencySynchronize(); /* x of the first GEMV (the kernel before) */
+    for (int i = 0; i < t.n; i++) {
+        const hsdr_tma_args &a = t.gemv[i];
+        const int G = a.g.G, iters = hsdr_tma_iters(a.g);
+        if (i > 0 && (int)blockIdx.x < G) { /* an encoding CTA: x of GEMV i is GEMV i - 1's output in a decoder */
+            if (tid == 0)
+                hsdr_tma_wait_count(t.done[i - 1], gridDim.x);
+            __syncthreads();
+        }
+        hsdr_tma_encode_grid(a.x, a.K, a.act, warp, warps, lane); /* (i = 0: also orders the mbarriers' init) */
+        if (tid == 0 && i == 0 && !a.g.early)
+            refill(0);
+        const bool worker = tid < a.g.P * G;
+        const int slot = tid / G, b = tid % G;
+        int32_t act[32];
+        float ad[4];
+        int ai[4];
+        hsdr_tma_load_act(a, worker, b, act, ad, ai);
+        for (int k = 0; k < iters; k++, consumed++) {
+            const int s = (int)(consumed % S);
+            hsdr_tma_pass<F>(a, (int)blockIdx.x + k * (int)gridDim.x, stage + (size_t)s * t.stage_bytes, bar + s,
+                             (unsigned)(consumed / S) & 1u, res + (consumed & 1) * a.g.R * G, worker, slot, b, act,
+                             ad, ai, warp, warps, lane, [&] {
+                                 if (tid == 0)
+                                     refill(consumed + 1); /* the stage just read is free */
+                             });
+        }
+        __syncthreads(); /* this CTA's rows of GEMV i are written */
+        if (tid == 0) {
+            hsdr_tma_encode_release(a.act, a.K);
+            __threadfence();
+            atomicAdd(t.done[i], 1u);
+        }
+    }
+    if (tid == 0 && atomicAdd(t.finished, 1u) == gridDim.x - 1) { /* the last CTA out: every counter back to 0 */
+        for (int i = 0; i < t.n; i++)
+            atomicExch(t.done[i], 0u);
+        atomicExch(t.finished, 0u);
+    }
+#else
+    __trap();
+#endif
+}
+
+/* How many CTAs of kernel (threads, smem bytes of shared memory, allowed here) fit on the device at once, at most
+ * the knobs' CTAs per SM; 0, or -1 with err (K: for the message). */
+template <class Kern>
+static int hsdr_tma_fit(Kern *kernel, int threads, size_t smem, const hsdr_tma_knobs &kn, int K, int *fit, char *err,
+                        size_t errlen)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    HSDR_CU(cudaGetDevice(&dev));
+    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    HSDR_CU(hsdr_cu_allow_smem(kernel, smem));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    if (kn.ctas_per_sm > 0 && per_sm > kn.ctas_per_sm)
+        per_sm = kn.ctas_per_sm;
+    *fit = sms * per_sm;
+    if (*fit < 1) {
+        snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", K,
+                 threads, smem);
+        return -1;
+    }
+    return 0;
+fail:
+    return -1;
+}
+
 /* prepare: the geometry's shared memory allowed, and as many CTAs as fit on the device at once (at most one per
  * pass), trimmed to the fewest that keep the most passes any CTA takes (the fused kernels' wait needs the whole grid
- * resident at once: never more than fit). */
-template <class F, bool FUSED>
-static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
+ * resident at once: never more than fit). Kernel: hsdr_tma_rows<F, FUSED>, or the ring on one GEMV. */
+template <class F, class Kern>
+static int hsdr_tma_prepare_for(hsdr_device_run *r, Kern *kernel, char *err, size_t errlen)
 {
     hsdr_tma_knobs kn;
     if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
         return -1;
     const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
-    void (*kernel)(const hsdr_tma_args) = hsdr_tma_rows<F, FUSED>;
-    int dev = 0, sms = 0, per_sm = 0, fit;
+    int fit;
     if (g.G > HSDR_TMA_MAX_THREADS) {
         snprintf(err, errlen, "K = %d: the streamed kernels hold one K-block per thread, at most %d per CTA "
                               "(K <= %d)", r->K, HSDR_TMA_MAX_THREADS, 128 * HSDR_TMA_MAX_THREADS);
         return -1;
     }
-    HSDR_CU(cudaGetDevice(&dev));
-    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(hsdr_cu_allow_smem(kernel, g.smem));
-    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, g.threads, g.smem));
-    if (kn.ctas_per_sm > 0 && per_sm > kn.ctas_per_sm)
-        per_sm = kn.ctas_per_sm;
-    fit = sms * per_sm;
-    if (fit < 1) {
-        snprintf(err, errlen, "K = %d: a streamed CTA (%d threads, %zu bytes of shared memory) does not fit", r->K,
-                 g.threads, g.smem);
+    if (hsdr_tma_fit(kernel, g.threads, g.smem, kn, r->K, &fit, err, errlen) != 0)
         return -1;
-    }
-    {
-        const int most = fit < g.passes ? fit : g.passes;
-        const int each = (g.passes + most - 1) / most;
-        const int ctas = (g.passes + each - 1) / each;
-        r->shape.kernel = reinterpret_cast<void (*)(void)>(kernel);
-        r->shape.ctas = (unsigned)ctas;
-        r->shape.threads = (unsigned)g.threads;
-        r->shape.smem = g.smem;
-    }
+    const int most = fit < g.passes ? fit : g.passes;
+    const int each = (g.passes + most - 1) / most;
+    r->shape.kernel = reinterpret_cast<void (*)(void)>(kernel);
+    r->shape.ctas = (unsigned)((g.passes + each - 1) / each);
+    r->shape.threads = (unsigned)g.threads;
+    r->shape.smem = g.smem;
     return 0;
-fail:
-    return -1;
+}
+
+template <class F, bool FUSED>
+static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    return hsdr_tma_prepare_for<F>(r, hsdr_tma_rows<F, FUSED>, err, errlen);
 }
 
 /* The encode: K / 32 warps, 8 per CTA. Launched programmatically dependent on the kernel before it (in a token, the
@@ -386,6 +550,116 @@ static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int sta
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
         e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F, false>, a);
     return e;
+}
+
+
+/* ---- the ring's host side: a launch of one GEMV (the per-launch row), and the whole token ---- */
+
+template <class F>
+static int hsdr_tma_ring_prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    return hsdr_tma_prepare_for<F>(r, hsdr_tma_ring<F>, err, errlen);
+}
+
+/* GEMV i of the ring's arguments: run r's weights (copy `w`), x, activations, y and geometry; its done counter. */
+template <class F>
+static void hsdr_tma_ring_gemv(hsdr_tma_ring_args *t, int i, const hsdr_device_run *r, const uint8_t *w,
+                               const hsdr_tma_knobs &kn)
+{
+    hsdr_tma_args &a = t->gemv[i];
+    a.w = w, a.x = (const float *)r->x, a.act = (int8_t *)r->act, a.y = r->y, a.K = r->K, a.N = r->N;
+    a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
+    t->done[i] = hsdr_tma_ring_counters((int8_t *)r->act, r->K);
+}
+
+/* One GEMV: the ring of one, programmatically dependent on the kernel before it (no stage alone, no ablation: the
+ * encode is inside). */
+template <class F>
+static cudaError_t hsdr_tma_ring_launch(hsdr_device_run *r, const uint8_t *w, int stage, unsigned skip,
+                                        unsigned twice)
+{
+    if (stage >= 0 || skip || twice)
+        return cudaErrorNotSupported;
+    hsdr_tma_knobs kn;
+    if (hsdr_tma_knobs_of(&kn, NULL, 0) != 0) /* prepare took them: they cannot fail here */
+        return cudaErrorInvalidValue;
+    hsdr_tma_ring_args t;
+    memset(&t, 0, sizeof t);
+    hsdr_tma_ring_gemv<F>(&t, 0, r, w, kn);
+    t.finished = t.done[0] + 1;
+    t.n = 1;
+    t.stage_bytes = t.gemv[0].g.stage_bytes;
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    return cudaLaunchKernelEx(&cfg, hsdr_tma_ring<F>, t);
+}
+
+/* The token (hsdr_cu_kernels.token): runs[0..n) as HSDR_TMA_RING_MAX GEMVs per launch, every launch one grid of as
+ * many CTAs as fit, sized for the largest pass, block-result buffer and row slots of its GEMVs; captured on
+ * tok->stream into tok->graph. */
+template <class F>
+static int hsdr_tma_ring_token(hsdr_device_run *tok, hsdr_device_run *const *runs, int n, char *err, size_t errlen)
+{
+    hsdr_tma_knobs kn;
+    if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
+        return -1;
+    const int launches = (n + HSDR_TMA_RING_MAX - 1) / HSDR_TMA_RING_MAX;
+    hsdr_tma_ring_args *t = (hsdr_tma_ring_args *)calloc((size_t)launches, sizeof *t);
+    dim3 grid[HSDR_TMA_RING_LAUNCHES], block[HSDR_TMA_RING_LAUNCHES];
+    size_t smem[HSDR_TMA_RING_LAUNCHES];
+    cudaError_t launched = cudaSuccess, ended;
+    int failed = -1;
+    if (!t || launches > HSDR_TMA_RING_LAUNCHES) {
+        snprintf(err, errlen, "token of %d GEMVs: %s", n, t ? "more than the ring takes" : "out of host memory");
+        free(t);
+        return -1;
+    }
+    for (int l = 0; l < launches; l++) {
+        const int first = l * HSDR_TMA_RING_MAX, count = n - first < HSDR_TMA_RING_MAX ? n - first : HSDR_TMA_RING_MAX;
+        int threads = 32, most_rg = 0, fit;
+        unsigned stage_bytes = 16;
+        for (int i = 0; i < count; i++) {
+            const hsdr_device_run *r = runs[first + i];
+            hsdr_tma_ring_gemv<F>(&t[l], i, r, r->wblock, kn);
+            const hsdr_tma_geometry &g = t[l].gemv[i].g;
+            threads = g.threads > threads ? g.threads : threads;
+            stage_bytes = g.stage_bytes > stage_bytes ? g.stage_bytes : stage_bytes;
+            most_rg = g.R * g.G > most_rg ? g.R * g.G : most_rg;
+        }
+        t[l].n = count;
+        t[l].finished = t[l].done[0] + 1;
+        t[l].stage_bytes = stage_bytes;
+        smem[l] = (size_t)kn.stages * stage_bytes + 8 * (size_t)kn.stages + 2 * (size_t)most_rg * sizeof(float2);
+        if (hsdr_tma_fit(hsdr_tma_ring<F>, threads, smem[l], kn, runs[first]->K, &fit, err, errlen) != 0) {
+            free(t);
+            return -1;
+        }
+        grid[l] = dim3((unsigned)fit), block[l] = dim3((unsigned)threads);
+    }
+    HSDR_CU(cudaStreamBeginCapture(tok->stream, cudaStreamCaptureModeThreadLocal));
+    for (int l = 0; l < launches && launched == cudaSuccess; l++) {
+        cudaLaunchAttribute attr;
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = grid[l], cfg.blockDim = block[l], cfg.dynamicSmemBytes = smem[l], cfg.stream = tok->stream;
+        cfg.attrs = &attr, cfg.numAttrs = 1;
+        launched = cudaLaunchKernelEx(&cfg, hsdr_tma_ring<F>, t[l]);
+        if (launched != cudaSuccess)
+            failed = l;
+    }
+    ended = cudaStreamEndCapture(tok->stream, &tok->graph); /* ends the capture also after a failed launch */
+    free(t);
+    t = NULL;
+    if (launched != cudaSuccess) {
+        snprintf(err, errlen, "token: launch %d of the ring: %s", failed, cudaGetErrorString(launched));
+        return -1;
+    }
+    HSDR_CU(ended);
+    return 0;
+fail:
+    free(t);
+    return -1;
 }
 
 #endif
