@@ -197,6 +197,32 @@ __global__ void one_read(const reads R, int r, unsigned chunk, int S, int prefet
         *sink = acc;
 }
 
+// A launch configuration on st, programmatically dependent on the kernel before it when pdl (attr: its storage).
+static cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, size_t smem, cudaStream_t st, bool pdl,
+                                       cudaLaunchAttribute *attr)
+{
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = st;
+    cfg.attrs = attr, cfg.numAttrs = pdl ? 1 : 0;
+    return cfg;
+}
+
+// One graph of n launches (launch(i) enqueues launch i on st), instantiated.
+template <class Launch> static cudaGraphExec_t capture(cudaStream_t st, int n, Launch launch)
+{
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < n; i++)
+        launch(i);
+    CK(cudaStreamEndCapture(st, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    CK(cudaGraphDestroy(graph));
+    return exec;
+}
+
 int main()
 {
     // bonsai2-27b, layers 0..3 (three Gated-DeltaNet, one attention) and the head: K x N of each GEMV
@@ -275,23 +301,13 @@ int main()
         printf("%-48s %10.1f %10.1f\n", name, us, 100.0 * floor_us / us);
     };
     for (int pdl = 0; pdl < 2; pdl++) { // the harness's token: one graph of launches
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < R.n; i++) {
+        cudaGraphExec_t exec = capture(st, R.n, [&](int i) {
             cudaLaunchAttribute attr;
-            attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            attr.val.programmaticStreamSerializationAllowed = 1;
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3((unsigned)sms * 8), cfg.blockDim = dim3(512), cfg.stream = st;
-            cfg.attrs = &attr, cfg.numAttrs = pdl ? 1 : 0;
+            const cudaLaunchConfig_t cfg = launch_config(dim3((unsigned)sms * 8), dim3(512), 0, st, pdl, &attr);
             CK(cudaLaunchKernelEx(&cfg, plain_read, (const uint4 *)R.p[i], R.bytes[i] / 16, sink, pdl));
-        }
-        CK(cudaStreamEndCapture(st, &graph));
-        CK(cudaGraphInstantiate(&exec, graph, 0));
+        });
         run(pdl ? "graph of 26 plain reads, PDL" : "graph of 26 plain reads", [&] { CK(cudaGraphLaunch(exec, st)); });
         CK(cudaGraphExecDestroy(exec));
-        CK(cudaGraphDestroy(graph));
     }
     // the consumer's time: r times the SM's share of the 1 GiB read (clocks a KB at the device's clock)
     int khz = 0;
@@ -337,26 +353,17 @@ int main()
                 if (fit < 2 * c.per_sm)
                     continue;
                 const unsigned spin = spin_of(r) * c.per_sm;
-                cudaGraph_t graph;
-                cudaGraphExec_t exec;
-                CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-                for (int i = 0; i < R.n; i++) {
+                cudaGraphExec_t exec = capture(st, R.n, [&](int i) {
                     cudaLaunchAttribute attr;
-                    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-                    attr.val.programmaticStreamSerializationAllowed = 1;
-                    cudaLaunchConfig_t cfg = {};
-                    cfg.gridDim = dim3((unsigned)(sms * c.per_sm)), cfg.blockDim = dim3(256), cfg.stream = st;
-                    cfg.dynamicSmemBytes = smem, cfg.attrs = &attr, cfg.numAttrs = 1;
+                    const cudaLaunchConfig_t cfg =
+                        launch_config(dim3((unsigned)(sms * c.per_sm)), dim3(256), smem, st, true, &attr);
                     CK(cudaLaunchKernelEx(&cfg, one_read, R, i, c.chunk, c.S, prefetch, spin, sink));
-                }
-                CK(cudaStreamEndCapture(st, &graph));
-                CK(cudaGraphInstantiate(&exec, graph, 0));
+                });
                 char name[96];
                 snprintf(name, sizeof name, "graph, %s, %uK x %d, %d/SM, consumer x%.1f",
                          prefetch ? "prefetch" : "wait first", c.chunk / 1024, c.S, c.per_sm, r);
                 run(name, [&] { CK(cudaGraphLaunch(exec, st)); });
                 CK(cudaGraphExecDestroy(exec));
-                CK(cudaGraphDestroy(graph));
             }
     return 0;
 }
