@@ -179,6 +179,15 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec, .q8_1_order = hsdr_cuda_soa_order,
      .depth = {D(ENCODE) = 12, D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5},
      .merge_is_tree = true, .device = &hsdr_cuda_ptq1_0_tma_fused_ops},
+    {.name = "cuda.planar2_wr", .backend = "cuda", .family = "baseline",
+     .summary = "cuda.planar2_tma's passes through a warp-rows consumer: each warp reduces whole rows of a pass (its "
+                "(row, K-block) items dealt over its lanes, activations in shared memory), a producer warp refills "
+                "a stage once every warp has released it: no CTA barrier per pass (y equals cuda.production's)",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(CONVERT) | ST(ENCODE) | ST(REDUCE), .precision = 32,
+     .needs_x = true, .unavailable = hsdr_cuda_tma_unavailable, .matvec = hsdr_cuda_matvec,
+     .q8_1_order = hsdr_cuda_soa_order, .ablatable = ST(ENCODE) | ST(REDUCE),
+     .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 11, D(SCALE) = 5},
+     .merge_is_tree = true, .device = &hsdr_cuda_planar2_wr_ops},
     {.name = "cuda.planar2_ring", .backend = "cuda", .family = "baseline",
      .summary = "cuda.planar2_tma_fused as one persistent kernel per token: a grid that stays resident walks every "
                 "GEMV's passes, its ring of bulk copies refilled across GEMV boundaries, a counter per GEMV for the "

@@ -55,6 +55,9 @@ extern const hsdr_device_ops hsdr_cuda_ptq1_0_tma_fused_ops;
  * passes runs across the GEMVs, a counter per GEMV keeps the decoder's dependency); a launch of one GEMV is the
  * per-launch row; y bit-identical to cuda.production's. */
 extern const hsdr_device_ops hsdr_cuda_planar2_ring_ops;
+/* cuda.planar2_wr: cuda.planar2_tma's passes through the warp-rows consumer (warp_rows.cuh: each warp reduces whole
+ * rows, a producer warp refills a stage once every warp has released it, no CTA barrier per pass). */
+extern const hsdr_device_ops hsdr_cuda_planar2_wr_ops;
 extern const hsdr_device_ops hsdr_cuda_ptq1_0_ring_ops;
 
 /* cuda.lanes8 (our baseline): Q8_1 activations quantized on the device (stage encode), then a mat-vec with the

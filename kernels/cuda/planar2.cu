@@ -20,6 +20,7 @@
 #include "planar2.cuh"
 #include "soa.cuh"
 #include "tma.cuh"
+#include "warp_rows.cuh"
 
 enum { CODE_BYTES = 32 };
 
@@ -189,3 +190,9 @@ static const hsdr_cu_kernels ring_kernels = {1,
                                              hsdr_planar2_convert,
                                              hsdr_tma_ring_token<planar2_tma>};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_ring_ops = HSDR_CU_OPS(ring_kernels);
+
+/* cuda.planar2_wr: the same layout through the warp-rows consumer (warp_rows.cuh: no CTA barrier per pass). */
+static const hsdr_cu_kernels wr_kernels = {1,    hsdr_tma_act_bytes, hsdr_wr_prepare<planar2_tma>,
+                                           hsdr_wr_launch<planar2_tma>, NULL, hsdr_planar2_layout_bytes,
+                                           hsdr_planar2_convert, NULL};
+extern "C" const hsdr_device_ops hsdr_cuda_planar2_wr_ops = HSDR_CU_OPS(wr_kernels);

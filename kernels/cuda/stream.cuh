@@ -44,6 +44,23 @@ static __device__ __forceinline__ void hsdr_bulk_init(uint64_t *bar, int n)
 #endif
 }
 
+/* n mbarriers at bar, each expecting `count` arrivals (one thread); hsdr_mbar_arrive is one arrival. */
+static __device__ __forceinline__ void hsdr_mbar_init(uint64_t *bar, int n, unsigned count)
+{
+#if __CUDA_ARCH__ >= 900
+    for (int s = 0; s < n; s++)
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(hsdr_smem_addr(bar + s)), "r"(count) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void hsdr_mbar_arrive(uint64_t *bar)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(hsdr_smem_addr(bar)) : "memory");
+#endif
+}
+
 /* `bytes` (a multiple of 16) from global src (16-byte aligned) into shared dst, completing on mbarrier bar (one
  * thread: the arrival with the expected bytes, then the copy). */
 static __device__ __forceinline__ void hsdr_bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)

@@ -52,6 +52,7 @@ const hsdr_device_ops hsdr_cuda_planar2_tma_fused_ops = {0};
 const hsdr_device_ops hsdr_cuda_ptq1_0_tma_ops = {0};
 const hsdr_device_ops hsdr_cuda_ptq1_0_tma_fused_ops = {0};
 const hsdr_device_ops hsdr_cuda_planar2_ring_ops = {0};
+const hsdr_device_ops hsdr_cuda_planar2_wr_ops = {0};
 const hsdr_device_ops hsdr_cuda_ptq1_0_ring_ops = {0};
 const hsdr_device_ops hsdr_cuda_lanes8_ops = {0};
 const hsdr_device_ops hsdr_cuda_cols_ops = {0};

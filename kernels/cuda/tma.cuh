@@ -483,16 +483,13 @@ fail:
     return -1;
 }
 
-/* prepare: the geometry's shared memory allowed, and as many CTAs as fit on the device at once (at most one per
- * pass), trimmed to the fewest that keep the most passes any CTA takes (the fused kernels' wait needs the whole grid
- * resident at once: never more than fit). Kernel: hsdr_tma_rows<F, FUSED>, or the ring on one GEMV. */
-template <class F, class Kern>
-static int hsdr_tma_prepare_for(hsdr_device_run *r, Kern *kernel, char *err, size_t errlen)
+/* The launch of geometry g for kernel: its shared memory allowed, and as many CTAs as fit on the device at once (at
+ * most one per pass), trimmed to the fewest that keep the most passes any CTA takes (the fused kernels' wait needs
+ * the whole grid resident at once: never more than fit). */
+template <class Kern>
+static int hsdr_tma_place(hsdr_device_run *r, Kern *kernel, const hsdr_tma_geometry &g, const hsdr_tma_knobs &kn,
+                          char *err, size_t errlen)
 {
-    hsdr_tma_knobs kn;
-    if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
-        return -1;
-    const hsdr_tma_geometry g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
     int fit;
     if (g.G > HSDR_TMA_MAX_THREADS) {
         snprintf(err, errlen, "K = %d: the streamed kernels hold one K-block per thread, at most %d per CTA "
@@ -510,6 +507,17 @@ static int hsdr_tma_prepare_for(hsdr_device_run *r, Kern *kernel, char *err, siz
     return 0;
 }
 
+/* prepare: kernel hsdr_tma_rows<F, FUSED>, or the ring on one GEMV, placed with the knobs' geometry. */
+template <class F, class Kern>
+static int hsdr_tma_prepare_for(hsdr_device_run *r, Kern *kernel, char *err, size_t errlen)
+{
+    hsdr_tma_knobs kn;
+    if (hsdr_tma_knobs_of(&kn, err, errlen) != 0)
+        return -1;
+    return hsdr_tma_place(r, kernel, hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn), kn, err,
+                          errlen);
+}
+
 template <class F, bool FUSED>
 static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
@@ -520,9 +528,29 @@ static int hsdr_tma_prepare(hsdr_device_run *r, char *err, size_t errlen)
  * previous GEMV), it lets the mat-vec launch at once and waits before reading x. */
 __global__ void __launch_bounds__(256) hsdr_tma_quantize(const float *x, int K, int8_t *q);
 
-/* The encode (stage encode), then the mat-vec (stage reduce), each programmatically dependent on the one before;
- * fused, the one mat-vec launch (the encode inside it has no launch of its own: a stage alone, or an ablation, is
- * refused). */
+/* The encode kernel (stage encode), then the mat-vec kernel mv on a (stage reduce), each programmatically dependent
+ * on the one before, with the ablation masks (HSDR_STAGE_BIT). */
+template <class Kern>
+static cudaError_t hsdr_tma_encode_then(hsdr_device_run *r, Kern *mv, const hsdr_tma_args &a, unsigned skip,
+                                        unsigned twice)
+{
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, red = 1u << HSDR_STAGE_REDUCE;
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cudaError_t e = cudaSuccess;
+    const dim3 mv_grid = cfg.gridDim, mv_block = cfg.blockDim;
+    const size_t mv_smem = cfg.dynamicSmemBytes;
+    cfg.gridDim = dim3((unsigned)((r->K / 32 + 7) / 8)), cfg.blockDim = dim3(256), cfg.dynamicSmemBytes = 0;
+    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_tma_quantize, (const float *)r->x, r->K, (int8_t *)r->act);
+    cfg.gridDim = mv_grid, cfg.blockDim = mv_block, cfg.dynamicSmemBytes = mv_smem;
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, mv, a);
+    return e;
+}
+
+/* The encode, then the mat-vec; fused, the one mat-vec launch (the encode inside it has no launch of its own: a
+ * stage alone, or an ablation, is refused). */
 template <class F, bool FUSED>
 static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int stage, unsigned skip, unsigned twice)
 {
@@ -536,22 +564,13 @@ static cudaError_t hsdr_tma_launch(hsdr_device_run *r, const uint8_t *w, int sta
     if (hsdr_tma_knobs_of(&kn, NULL, 0) != 0) /* prepare took them: they cannot fail here */
         return cudaErrorInvalidValue;
     a.g = hsdr_tma_geometry_of(r->K, r->N, F::row_bytes(r->K / 128), kn);
-    cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
-    if (FUSED)
+    if (FUSED) {
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
         return cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F, true>, a);
-    cudaError_t e = cudaSuccess;
-    const dim3 mv_grid = cfg.gridDim, mv_block = cfg.blockDim;
-    const size_t mv_smem = cfg.dynamicSmemBytes;
-    cfg.gridDim = dim3((unsigned)((r->K / 32 + 7) / 8)), cfg.blockDim = dim3(256), cfg.dynamicSmemBytes = 0;
-    for (int i = 0; i < hsdr_cu_reps(enc, skip, twice) && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, hsdr_tma_quantize, (const float *)r->x, r->K, (int8_t *)r->act);
-    cfg.gridDim = mv_grid, cfg.blockDim = mv_block, cfg.dynamicSmemBytes = mv_smem;
-    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, hsdr_tma_rows<F, false>, a);
-    return e;
+    }
+    return hsdr_tma_encode_then(r, hsdr_tma_rows<F, false>, a, skip, twice);
 }
-
 
 /* ---- the ring's host side: a launch of one GEMV (the per-launch row), and the whole token ---- */
 
