@@ -403,6 +403,7 @@ extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_de
         }
     cudaError_t launched = cudaSuccess, ended;
     int failed = -1;
+    const bool own = own_token(runs, n);
     hsdr_device_run *r = (hsdr_device_run *)calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, errlen, "out of host memory");
@@ -413,7 +414,7 @@ extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_de
     HSDR_CU(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
     HSDR_CU(cudaEventCreate(&r->start));
     HSDR_CU(cudaEventCreate(&r->stop));
-    if (own_token(runs, n)) {
+    if (own) {
         if (runs[0]->k->token(r, runs, n, err, errlen) != 0)
             goto fail;
     } else {
@@ -437,7 +438,7 @@ extern "C" int hsdr_cu_token_create(hsdr_device_run *const *runs, int n, hsdr_de
     HSDR_CU(cudaGraphInstantiate(&r->exec, r->graph, 0));
     HSDR_CU(cudaGraphUpload(r->exec, r->stream)); /* the first replay then finds the graph on the device */
     HSDR_CU(cudaStreamSynchronize(r->stream));
-    if (own_token(runs, n) && check_own_token(r, runs, n, err, errlen) != 0)
+    if (own && check_own_token(r, runs, n, err, errlen) != 0)
         goto fail;
     *token = r;
     return 0;

@@ -34,16 +34,6 @@ static __device__ __forceinline__ unsigned hsdr_ld_acquire_gpu(const unsigned *p
     return v;
 }
 
-/* n mbarriers at bar, each expecting one arrival, made visible to the bulk copies (one thread). */
-static __device__ __forceinline__ void hsdr_bulk_init(uint64_t *bar, int n)
-{
-#if __CUDA_ARCH__ >= 900
-    for (int s = 0; s < n; s++)
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(hsdr_smem_addr(bar + s)) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#endif
-}
-
 /* n mbarriers at bar, each expecting `count` arrivals (one thread); hsdr_mbar_arrive is one arrival. */
 static __device__ __forceinline__ void hsdr_mbar_init(uint64_t *bar, int n, unsigned count)
 {
@@ -52,6 +42,12 @@ static __device__ __forceinline__ void hsdr_mbar_init(uint64_t *bar, int n, unsi
         asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(hsdr_smem_addr(bar + s)), "r"(count) : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
+}
+
+/* n mbarriers at bar, each expecting one arrival (a bulk copy's expect_tx), made visible to the bulk copies. */
+static __device__ __forceinline__ void hsdr_bulk_init(uint64_t *bar, int n)
+{
+    hsdr_mbar_init(bar, n, 1);
 }
 
 static __device__ __forceinline__ void hsdr_mbar_arrive(uint64_t *bar)

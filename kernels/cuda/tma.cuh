@@ -62,6 +62,13 @@ static __host__ __device__ __forceinline__ unsigned hsdr_tma_round16(size_t n)
     return (unsigned)((n + 15) / 16 * 16);
 }
 
+/* The streamed kernels' shared memory: `stages` stages of stage_bytes and their mbarriers, then the block results of
+ * rg (rows x K-blocks) double-buffered. */
+static inline size_t hsdr_tma_smem(int stages, unsigned stage_bytes, int rg)
+{
+    return (size_t)stages * stage_bytes + 8 * (size_t)stages + 2 * (size_t)rg * sizeof(float2);
+}
+
 /* P row slots so that P G is near the threads aimed at (never past 512); each slot takes rows_per_thread rows of a
  * pass, strided by P. */
 static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_bytes, hsdr_tma_knobs kn)
@@ -79,8 +86,7 @@ static inline hsdr_tma_geometry hsdr_tma_geometry_of(int K, int N, unsigned row_
     g.passes = (N + g.R - 1) / g.R;
     g.row_bytes = row_bytes;
     g.stage_bytes = hsdr_tma_round16((size_t)g.R * row_bytes) + 16; /* + the skew of a pass that starts unaligned */
-    g.smem = (size_t)g.stages * g.stage_bytes + 8 * (size_t)g.stages /* mbarriers */
-             + 2 * (size_t)g.R * g.G * sizeof(float2);               /* block results, double-buffered */
+    g.smem = hsdr_tma_smem(g.stages, g.stage_bytes, g.R * g.G);
     return g;
 }
 
@@ -167,6 +173,18 @@ static __device__ __forceinline__ unsigned *hsdr_tma_counters(int8_t *act, int K
     return (unsigned *)(act + K + K / 32 * 8);
 }
 
+/* Wait until *count reaches `want` (one thread), polling with an acquire load; a wait past about a second traps (a
+ * grid that could not all be resident: a launch error, never a hang). */
+static __device__ __forceinline__ void hsdr_tma_wait_count(const unsigned *count, unsigned want)
+{
+    const long long t0 = clock64();
+    while (hsdr_ld_acquire_gpu(count) < want) {
+        if (clock64() - t0 > (1ll << 31))
+            __trap();
+        __nanosleep(32); /* a few hundred CTAs polling one word: leave the L2 slice to the arrivals */
+    }
+}
+
 /* The grid's encode and the wait for it (every thread of every CTA). */
 static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int K, int8_t *act, int warp, int warps,
                                                             int lane)
@@ -182,12 +200,7 @@ static __device__ __forceinline__ void hsdr_tma_encode_grid(const float *x, int 
             __threadfence();
             atomicAdd(arrived, 1u);
         }
-        const long long t0 = clock64();
-        while (hsdr_ld_acquire_gpu(arrived) < encoders) {
-            if (clock64() - t0 > (1ll << 31)) /* about a second: a grid that could not all be resident */
-                __trap();
-            __nanosleep(32); /* a few hundred CTAs polling one word: leave the L2 slice to the arrivals */
-        }
+        hsdr_tma_wait_count(arrived, encoders);
         __threadfence();
     }
     __syncthreads();
@@ -372,17 +385,6 @@ static __device__ __forceinline__ int hsdr_tma_iters(const hsdr_tma_geometry &g)
 {
     const int p = g.passes - (int)blockIdx.x;
     return p > 0 ? (p + (int)gridDim.x - 1) / (int)gridDim.x : 0;
-}
-
-/* Wait until *count reaches `want` (thread 0); traps after about a second, as hsdr_tma_encode_grid. */
-static __device__ __forceinline__ void hsdr_tma_wait_count(const unsigned *count, unsigned want)
-{
-    const long long t0 = clock64();
-    while (hsdr_ld_acquire_gpu(count) < want) {
-        if (clock64() - t0 > (1ll << 31))
-            __trap();
-        __nanosleep(32);
-    }
 }
 
 template <class F>
@@ -624,8 +626,7 @@ static int hsdr_tma_ring_token(hsdr_device_run *tok, hsdr_device_run *const *run
         return -1;
     const int launches = (n + HSDR_TMA_RING_MAX - 1) / HSDR_TMA_RING_MAX;
     hsdr_tma_ring_args *t = (hsdr_tma_ring_args *)calloc((size_t)launches, sizeof *t);
-    dim3 grid[HSDR_TMA_RING_LAUNCHES], block[HSDR_TMA_RING_LAUNCHES];
-    size_t smem[HSDR_TMA_RING_LAUNCHES];
+    hsdr_cu_shape shape[HSDR_TMA_RING_LAUNCHES]; /* per launch, set as tok->shape for hsdr_cu_pdl_config */
     cudaError_t launched = cudaSuccess, ended;
     int failed = -1;
     if (!t || launches > HSDR_TMA_RING_LAUNCHES) {
@@ -648,21 +649,18 @@ static int hsdr_tma_ring_token(hsdr_device_run *tok, hsdr_device_run *const *run
         t[l].n = count;
         t[l].finished = t[l].done[0] + 1;
         t[l].stage_bytes = stage_bytes;
-        smem[l] = (size_t)kn.stages * stage_bytes + 8 * (size_t)kn.stages + 2 * (size_t)most_rg * sizeof(float2);
-        if (hsdr_tma_fit(hsdr_tma_ring<F>, threads, smem[l], kn, runs[first]->K, &fit, err, errlen) != 0) {
+        shape[l].smem = hsdr_tma_smem(kn.stages, stage_bytes, most_rg);
+        if (hsdr_tma_fit(hsdr_tma_ring<F>, threads, shape[l].smem, kn, runs[first]->K, &fit, err, errlen) != 0) {
             free(t);
             return -1;
         }
-        grid[l] = dim3((unsigned)fit), block[l] = dim3((unsigned)threads);
+        shape[l].ctas = (unsigned)fit, shape[l].threads = (unsigned)threads;
     }
     HSDR_CU(cudaStreamBeginCapture(tok->stream, cudaStreamCaptureModeThreadLocal));
     for (int l = 0; l < launches && launched == cudaSuccess; l++) {
         cudaLaunchAttribute attr;
-        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr.val.programmaticStreamSerializationAllowed = 1;
-        cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = grid[l], cfg.blockDim = block[l], cfg.dynamicSmemBytes = smem[l], cfg.stream = tok->stream;
-        cfg.attrs = &attr, cfg.numAttrs = 1;
+        tok->shape = shape[l];
+        const cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(tok, &attr);
         launched = cudaLaunchKernelEx(&cfg, hsdr_tma_ring<F>, t[l]);
         if (launched != cudaSuccess)
             failed = l;
