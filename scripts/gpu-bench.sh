@@ -61,18 +61,22 @@ gate() {
         echo "== columns: $dir/tests/test_cuda_cols not built (scripts/gpu-build.sh builds it), skipped" | tee -a "$log"
     fi
 }
-# Nsight Compute's speed-of-light, occupancy, stall reasons and memory for the mat-vec of each variant given, on the
-# largest FFN GEMV (hardware counters; --clock-control none leaves the clocks alone), when ncu is there
+# Nsight Compute's speed-of-light, occupancy, stall reasons, memory and executed opcodes for the mat-vec of each
+# variant given, on the largest FFN GEMV (hardware counters; --clock-control none leaves the clocks alone), when ncu
+# is there. The third launch of the mat-vec is profiled: the first is the checking interface's (the LNS8 rows write
+# A[8] and Q_g there, which the timed launches do not), the next ones are the warmups of the timed run.
+ncu_metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum'
+ncu_metrics="$ncu_metrics,sass__inst_executed_per_opcode"
 nsight() {
     command -v ncu >/dev/null 2>&1 || return 0
     for v in "$@"; do
-        step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-count 1 \
+        step "ncu-$v" ncu --clock-control none --kernel-name regex:_rows --launch-skip 2 --launch-count 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-            --section ComputeWorkloadAnalysis --section InstructionStats \
-            --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+            --section ComputeWorkloadAnalysis --section InstructionStats --print-metric-instances details \
+            --metrics "$ncu_metrics" \
             "$hsdr" run matrix.yaml --out "$out/ncu" --quiet --stages none --set variants="$v" --set K=5120 \
             --set N=17408 --set shapes=none --set mode=hot --set distribution=bonsai --set threads=1 --set R=1 \
-            --set warmup=0 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
+            --set warmup=2 --set repetitions.min=1 --set repetitions.max=1 --set skip=none --set extra=none
     done
     rm -rf "$out/ncu"
 }

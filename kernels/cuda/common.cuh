@@ -57,6 +57,7 @@ struct hsdr_device_run {
     void *act;               /* the variant's encoded activations: cols x act_bytes(K) */
     int32_t *A;              /* checking interface only: A[8] per (row, group) when the variant writes it; else NULL */
     int64_t *qg, *qr;        /* checking interface only (Q15.16 variants): per (row, group) and per row; else NULL */
+    void *scratch;           /* a variant's own device memory: its prepare hook may allocate it, destroy frees it */
     cudaEvent_t start, stop; /* mark(0), mark(1), recorded on `stream` */
     /* where the launches and marks go: 0 (the legacy default stream) for matvec and read runs, the token run's own
      * stream, or while a token captures this run, its capture stream */
@@ -73,8 +74,8 @@ struct hsdr_cu_kernels {
     int max_cols; /* activation columns one launch takes; create refuses more (0 or 1: one) */
     size_t (*act_bytes)(int K); /* one column's activation buffer; create allocates cols of them, back to back */
     /* Optional: everything on the host that the launches need and that does not change between them (launch shapes,
-     * occupancy, kernel attributes, constant tables), into r->shape. Called by create with r's sizes set and nothing
-     * allocated; 0, or -1 with err. */
+     * occupancy, kernel attributes, constant tables), into r->shape; device memory of its own in r->scratch. Called
+     * by create with r's sizes set and nothing else allocated; 0, or -1 with err. */
     int (*prepare)(hsdr_device_run *r, char *err, size_t errlen);
     /* Enqueue on r->stream, launches only (no host queries, no waiting): stage < 0, the full matvec on weights W
      * with the ablation masks skip / twice (HSDR_STAGE_BIT); else that stage alone. */

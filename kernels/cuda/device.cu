@@ -109,6 +109,7 @@ extern "C" void hsdr_cu_destroy(hsdr_device_run *r)
     cudaFree(r->A);
     cudaFree(r->qg);
     cudaFree(r->qr);
+    cudaFree(r->scratch);
     cudaFree(r->sink);
     if (r->start)
         cudaEventDestroy(r->start);

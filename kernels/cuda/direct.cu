@@ -4,9 +4,10 @@
  *
  * cuda.direct: the direct 8-phase LNS8 reduction, warp-level (the issue's design: lanes own lanes of a group).
  *
- * encode  one CTA: the automatic pre-scale (largest finite normal |x| by an integer max over bit patterns, then
- *         e = ceil((k(max) - 127) / 8)) and every code by the reference encoder's integer rules (exact mantissa
- *         thresholds, saturation, the half-min underflow rule): bit-identical to hsdr_lns8_encode.
+ * encode  one CTA per 128-code group, each finding the automatic pre-scale over all of x (largest finite normal |x|
+ *         by an integer max over bit patterns, then e = ceil((k(max) - 127) / 8)) and encoding its group by the
+ *         reference encoder's integer rules (exact mantissa thresholds, saturation, the half-min underflow rule):
+ *         bit-identical to hsdr_lns8_encode. (Until issue 18 step 5 one CTA encoded all of x: 8-16 us a launch.)
  * matvec  one warp per row; for every 128-lane group lane j owns lanes 4j..4j+3: it decodes its four trits from the
  *         one PTQ1_0 word that holds them and adds s * t * 2^q of each nonzero lane into eight per-phase partials
  *         (int32, exact). The warp reduces the 8 x 32 partials with a reduce-scatter butterfly (offsets 16, 8, 4:
@@ -76,7 +77,7 @@ __device__ __forceinline__ uint8_t encode_one(float x, int e)
     return 0;
 }
 
-enum { ENCODE_THREADS = 1024, WARPS_PER_CTA = 8 };
+enum { ENCODE_THREADS = 256, WARPS_PER_CTA = 8 };
 
 /* The activation buffer: K codes, then the pre-scale e (an int at a 16-byte boundary). */
 static size_t act_bytes(int K)
@@ -89,37 +90,56 @@ __device__ __forceinline__ int *prescale_of(uint8_t *codes, int K)
     return (int *)(codes + ((K + 15) & ~15));
 }
 
-__global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_encode_lns8(const float *x, int K, uint8_t *codes)
+/* The pre-scale e of x, in every thread of an ENCODE_THREADS CTA: the largest finite normal |x| by an integer max
+ * over bit patterns (monotone in magnitude, so any order gives the same), then e = ceil((k(max) - 127) / 8). */
+__device__ __forceinline__ int prescale_e(const float *x, int K)
 {
     __shared__ uint32_t warp_max[ENCODE_THREADS / 32];
-    __shared__ int e_shared;
-    uint32_t best = 0; /* the largest finite normal |x| pattern: monotone in magnitude */
-    for (int i = threadIdx.x; i < K; i += blockDim.x) {
-        const uint32_t au = __float_as_uint(x[i]) & 0x7fffffffu;
+    uint32_t best = 0;
+    auto take = [&best](float v) {
+        const uint32_t au = __float_as_uint(v) & 0x7fffffffu;
         if ((au >> 23) != 0 && au < 0x7f800000u && au > best)
             best = au;
+    };
+    int done = 0;
+    if (((uintptr_t)x & 15) == 0) { /* 16-byte loads, four in flight a thread (every CTA reads all of x from L2) */
+        const float4 *x4 = (const float4 *)x;
+        const int n4 = K / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += ENCODE_THREADS) {
+            const float4 v = x4[i];
+            take(v.x), take(v.y), take(v.z), take(v.w);
+        }
+        done = 4 * n4;
     }
+    for (int i = done + threadIdx.x; i < K; i += ENCODE_THREADS)
+        take(x[i]);
     for (int o = 16; o >= 1; o >>= 1)
         best = max(best, __shfl_xor_sync(HSDR_FULL_MASK, best, o));
     if ((threadIdx.x & 31) == 0)
         warp_max[threadIdx.x >> 5] = best;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        uint32_t m = 0;
-        for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-            m = max(m, warp_max[w]);
-        int k = 0, e = 0;
-        if (m != 0 && k_unclamped(m, &k) == 0) {
-            const int a = k - HSDR_LNS8_KMAX; /* ceil(a / 8) for either sign */
-            e = a >= 0 ? (a + 7) / 8 : -((-a) / 8);
-        }
-        e_shared = e;
-        *prescale_of(codes, K) = e;
+    uint32_t m = 0;
+#pragma unroll
+    for (int w = 0; w < ENCODE_THREADS / 32; w++)
+        m = max(m, warp_max[w]);
+    int k = 0, e = 0;
+    if (m != 0 && k_unclamped(m, &k) == 0) {
+        const int a = k - HSDR_LNS8_KMAX; /* ceil(a / 8) for either sign */
+        e = a >= 0 ? (a + 7) / 8 : -((-a) / 8);
     }
-    __syncthreads();
-    const int e = e_shared;
-    for (int i = threadIdx.x; i < K; i += blockDim.x)
+    return e;
+}
+
+/* The encode: one CTA per 128-code group, each finding e over all of x (K floats from L2: cheaper than a second
+ * launch) and encoding its group; CTA 0 stores e. */
+__global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_encode_lns8(const float *x, int K, uint8_t *codes)
+{
+    const int e = prescale_e(x, K), i = 128 * (int)blockIdx.x + (int)threadIdx.x;
+    if (threadIdx.x < 128 && i < K)
         codes[i] = encode_one(x[i], e);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *prescale_of(codes, K) = e;
 }
 
 /* The four trits of lanes 4j..4j+3 of a PTQ1_0 block, in lane order, as -1/0/+1. */
@@ -219,7 +239,7 @@ static void lns8_prologue(hsdr_device_run *r, unsigned all, int stage, unsigned 
     const unsigned enc = 1u << HSDR_STAGE_ENCODE;
     hsdr_cu_stage_alone(stage, all, skip, twice);
     for (int i = 0; i < hsdr_cu_reps(enc, *skip, *twice); i++)
-        hsdr_cu_encode_lns8<<<1, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, (uint8_t *)r->act);
+        hsdr_cu_encode_lns8<<<(r->K + 127) / 128, ENCODE_THREADS, 0, r->stream>>>(r->x, r->K, (uint8_t *)r->act);
 }
 
 static cudaError_t launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
@@ -255,7 +275,7 @@ extern "C" const hsdr_device_ops hsdr_cuda_direct_ops = HSDR_CU_OPS(kernels);
  * closed form for the irregular tail), units 2s and 2s + 1 for k-step s. The route kernel lays V out in exactly the
  * order the B fragments are loaded. */
 
-enum { MMA_WARPS = 8, MMA_TILES = 2, MMA_ROWS = 16 * MMA_TILES };
+enum { MMA_WARPS = 8 };
 
 /* unit (thread t, index j) -> (word w, digit step n); w = 6: the qh pair unit n (weights 120 + 4n ..) */
 __constant__ int8_t c_unit_w[4][8] = {{0, 0, 0, 0, 0, 4, 4, 4}, {1, 1, 1, 1, 1, 4, 4, 5}, {2, 2, 2, 2, 2, 5, 5, 5},
@@ -296,38 +316,55 @@ __device__ __forceinline__ int v_entry(uint32_t code, int c)
     return (code & 0x80) ? -v : v;
 }
 
-/* one thread per (group, s, j, lane): the B fragment; then per (group, column) the column sum. L: the weight layout's
- * units (mma_ptq1_0, mma_planar2 below). */
+/* The encode and the route of the tensor-core rows in one launch, one CTA per group g: with enc, e over all of x and
+ * the group's 128 codes (hsdr_cu_encode_lns8's bits), else the codes already in act (test vectors, or the encode
+ * ablated); with route, the group's B fragments (thread f of 512: lane f & 31, n-tile (f >> 5) & 3, k-step f >> 7)
+ * and its 32 column sums (8 threads a column, 16 codes each, added by xor shuffles: exact). L: the weight layout's
+ * units (mma_ptq1_0, mma_planar2 below). Launched programmatically dependent: it waits for the kernel before it
+ * (x), then lets the rows kernel start fetching its weights. */
 template <class L>
-__global__ void hsdr_cu_mma_route(int K, uint8_t *act)
+__global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_mma_prep(const float *x, int K, uint8_t *act, int enc,
+                                                                   int route)
 {
-    const int G = K / 128;
-    const uint8_t *codes = act;
-    uint2 *bf = mma_bfrag(act, K);
-    const long n_frag = (long)G * 16 * 32;
-    for (long idx = blockIdx.x * (long)blockDim.x + threadIdx.x; idx < n_frag + G * 32L;
-         idx += (long)gridDim.x * blockDim.x) {
-        if (idx < n_frag) {
-            const int lane = (int)(idx & 31), j = (int)((idx >> 5) & 3), s = (int)((idx >> 7) & 3), g = (int)(idx >> 9);
-            const int t = lane & 3, col = 8 * j + (lane >> 2);
-            uint32_t half[2];
-            for (int hf = 0; hf < 2; hf++) {
-                uint32_t word = 0;
-                for (int e = 0; e < 4; e++)
-                    word |= (uint32_t)(uint8_t)v_entry(codes[128 * g + L::unit_weight(t, 2 * s + hf, e)], col)
-                            << (8 * e);
-                half[hf] = word;
-            }
-            bf[idx] = make_uint2(half[0], half[1]);
-        } else {
-            const long r = idx - n_frag;
-            const int g = (int)(r >> 5), c = (int)(r & 31);
-            int sum = 0;
-            for (int i = 0; i < 128; i++)
-                sum += v_entry(codes[128 * g + i], c);
-            mma_colsum(act, K)[r] = sum;
-        }
+    __shared__ uint8_t cg[128];
+    const int g = (int)blockIdx.x, tid = (int)threadIdx.x;
+    cudaGridDependencySynchronize();
+    cudaTriggerProgrammaticLaunchCompletion();
+    if (enc) {
+        const int e = prescale_e(x, K);
+        if (tid < 128)
+            cg[tid] = act[128 * g + tid] = encode_one(x[128 * g + tid], e);
+        if (g == 0 && tid == 0)
+            *prescale_of(act, K) = e;
+    } else if (tid < 128) {
+        cg[tid] = act[128 * g + tid];
     }
+    __syncthreads();
+    if (!route)
+        return;
+    uint2 *bf = mma_bfrag(act, K) + (size_t)g * 512;
+    for (int f = tid; f < 512; f += ENCODE_THREADS) {
+        const int lane = f & 31, j = (f >> 5) & 3, s = f >> 7, t = lane & 3, col = 8 * j + (lane >> 2);
+        uint32_t half[2];
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            uint32_t word = 0;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                word |= (uint32_t)(uint8_t)v_entry(cg[L::unit_weight(t, 2 * s + hf, e)], col) << (8 * e);
+            half[hf] = word;
+        }
+        bf[f] = make_uint2(half[0], half[1]);
+    }
+    static_assert(ENCODE_THREADS == 256, "the column sums take 8 threads of each of 32 columns");
+    const int col = tid >> 3, part = tid & 7;
+    int sum = 0;
+    for (int i = part; i < 128; i += 8)
+        sum += v_entry(cg[i], col);
+    for (int o = 4; o >= 1; o >>= 1)
+        sum += __shfl_xor_sync(HSDR_FULL_MASK, sum, o);
+    if (part == 0)
+        mma_colsum(act, K)[32 * g + col] = sum;
 }
 
 __device__ __forceinline__ void mma_s8(int c[4], const uint32_t a[4], uint2 b)
@@ -430,8 +467,10 @@ struct mma_planar2 {
 };
 
 /* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
- * loading a group's B fragments once for all tiles; the per-row fp64 partials are added in warp order through
- * shared memory (a fixed order: y does not depend on timing). */
+ * loading a group's B fragments once into registers for all the tiles; the weights and scales of the warp's next
+ * (group, tile) are requested before the current one is computed (the 2-bit layout; PTQ1_0 is decoded in place), the
+ * first ones before the wait for the prep kernel. The per-row fp64 (or int64) partials of each warp sit in shared
+ * memory and are added in warp order at the end (a fixed order: y does not depend on timing). */
 /* Q1516 = false: cuda.direct_mma (fp64 group sums); true: cuda.q1516, the same exact A[8], then per group
  * S = sum_p A[p] C31[p] (int64, exact) and Q_g = rint(fp64(S) * d * 2^(e + 16 - 31 - 9)) as hsdr_q1516_group does,
  * summed over the groups in int64 (exact, so the split-K merge order does not matter); y = q_row * 2^-16. */
@@ -440,55 +479,57 @@ union mma_partial {
     long long q;
 };
 
+enum { MMA_TILES = 2, MMA_ROWS = 16 * MMA_TILES };
+
 template <bool Q1516, class L>
 __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: two CTAs per SM */
     hsdr_cu_direct_mma_rows(const uint8_t *W, uint8_t *act, int K, int N, float *y, int32_t *A_out, long long *qg,
                             long long *qr)
 {
-    __shared__ mma_partial partial[MMA_WARPS][16 * MMA_TILES];
+    __shared__ mma_partial partial[MMA_WARPS][MMA_ROWS];
     const int G = K / 128, lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
-    const int base = blockIdx.x * 16 * MMA_TILES;
+    const int base = blockIdx.x * MMA_ROWS;
+    for (int i = lane; i < MMA_ROWS; i += 32)
+        partial[warp][i].q = 0; /* also +0.0 */
+    __syncwarp();
+    typename L::raw cur[2], nxt[2];
+    float dcur[2], dnxt[2];
+    auto fetch = [&](int g, int tile, typename L::raw (&w)[2], float (&d)[2]) {
+        const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
+        const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
+        w[0] = L::load(W, r0, G, g, t), w[1] = L::load(W, r1, G, g, t);
+        d[0] = L::scale(W, r0, G, g), d[1] = L::scale(W, r1, G, g);
+    };
+    if (L::ahead && warp < G)
+        fetch(warp, 0, cur, dcur); /* before the wait: the weights do not depend on the kernel before */
+    cudaGridDependencySynchronize(); /* the prep's B fragments, column sums and e */
     const int e = *prescale_of(act, K);
     const uint2 *bf = mma_bfrag(act, K);
     const int *colsum = mma_colsum(act, K);
-    double acc[MMA_TILES][2] = {};
-    long long qacc[MMA_TILES][2] = {};
-    /* a layout with L::ahead (the 2-bit one): the weights and scales of this warp's next group are requested before
-     * the current one is computed */
-    typename L::raw cur[MMA_TILES][2], nxt[MMA_TILES][2];
-    float dcur[MMA_TILES][2], dnxt[MMA_TILES][2];
-    auto fetch = [&](int g, typename L::raw (&w)[MMA_TILES][2], float (&d)[MMA_TILES][2]) {
-#pragma unroll
-        for (int tile = 0; tile < MMA_TILES; tile++) {
-            const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
-            const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
-            w[tile][0] = L::load(W, r0, G, g, t), w[tile][1] = L::load(W, r1, G, g, t);
-            d[tile][0] = L::scale(W, r0, G, g), d[tile][1] = L::scale(W, r1, G, g);
-        }
-    };
-    if (L::ahead && warp < G)
-        fetch(warp, cur, dcur);
     for (int g = warp; g < G; g += MMA_WARPS) {
-        if (L::ahead && g + MMA_WARPS < G)
-            fetch(g + MMA_WARPS, nxt, dnxt);
         uint2 b[4][4];
 #pragma unroll
         for (int s = 0; s < 4; s++)
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                b[s][j] = __ldg(bf + (((size_t)g * 4 + s) * 4 + j) * 32 + lane);
+                b[s][j] = bf[(((size_t)g * 4 + s) * 4 + j) * 32 + lane];
         int cs[4][2];
 #pragma unroll
         for (int j = 0; j < 4; j++)
             cs[j][0] = colsum[32 * g + 8 * j + 2 * t], cs[j][1] = colsum[32 * g + 8 * j + 2 * t + 1];
-#pragma unroll
+#pragma unroll 1
         for (int tile = 0; tile < MMA_TILES; tile++) {
+            if (L::ahead) { /* the next (group, tile) of this warp */
+                const int ng = tile + 1 < MMA_TILES ? g : g + MMA_WARPS, nt = tile + 1 < MMA_TILES ? tile + 1 : 0;
+                if (ng < G)
+                    fetch(ng, nt, nxt, dnxt);
+            }
             const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
             const bool ok0 = row0 < N, ok1 = row1 < N;
             const int r0 = ok0 ? row0 : 0, r1 = ok1 ? row1 : 0;
             uint32_t u0[8], u1[8];
-            L::units(L::ahead ? cur[tile][0] : L::load(W, r0, G, g, t), t, u0);
-            L::units(L::ahead ? cur[tile][1] : L::load(W, r1, G, g, t), t, u1);
+            L::units(L::ahead ? cur[0] : L::load(W, r0, G, g, t), t, u0);
+            L::units(L::ahead ? cur[1] : L::load(W, r1, G, g, t), t, u1);
             for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
                 u0[j] = ok0 ? u0[j] : 0x01010101u;
                 u1[j] = ok1 ? u1[j] : 0x01010101u;
@@ -527,8 +568,9 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                     s1 += (double)p1 * c_cp[phase];
                 }
             }
-            const double d0 = (double)(L::ahead ? dcur[tile][0] : L::scale(W, r0, G, g));
-            const double d1 = (double)(L::ahead ? dcur[tile][1] : L::scale(W, r1, G, g));
+            const double d0 = (double)(L::ahead ? dcur[0] : L::scale(W, r0, G, g));
+            const double d1 = (double)(L::ahead ? dcur[1] : L::scale(W, r1, G, g));
+            mma_partial *p = &partial[warp][16 * tile + gid];
             if (Q1516) {
                 S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
                 S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
@@ -540,34 +582,22 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
                     if (ok1)
                         qg[(size_t)row1 * G + g] = q1;
                 }
-                qacc[tile][0] += q0;
-                qacc[tile][1] += q1;
+                if (t == 0)
+                    p[0].q += q0, p[8].q += q1;
             } else {
                 s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
                 s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
-                acc[tile][0] += d0 * s0;
-                acc[tile][1] += d1 * s1;
+                if (t == 0)
+                    p[0].f += d0 * s0, p[8].f += d1 * s1;
             }
-        }
-        if (L::ahead && g + MMA_WARPS < G)
-#pragma unroll
-            for (int tile = 0; tile < MMA_TILES; tile++)
+            if (L::ahead)
 #pragma unroll
                 for (int h = 0; h < 2; h++)
-                    cur[tile][h] = nxt[tile][h], dcur[tile][h] = dnxt[tile][h];
-    }
-    if (t == 0)
-        for (int tile = 0; tile < MMA_TILES; tile++) {
-            if (Q1516) {
-                partial[warp][16 * tile + gid].q = qacc[tile][0];
-                partial[warp][16 * tile + gid + 8].q = qacc[tile][1];
-            } else {
-                partial[warp][16 * tile + gid].f = acc[tile][0];
-                partial[warp][16 * tile + gid + 8].f = acc[tile][1];
-            }
+                    cur[h] = nxt[h], dcur[h] = dnxt[h];
         }
+    }
     __syncthreads();
-    if (threadIdx.x < 16 * MMA_TILES && base + (int)threadIdx.x < N) {
+    if (threadIdx.x < MMA_ROWS && base + (int)threadIdx.x < N) {
         double sum = 0.0;
         long long qsum = 0;
         for (int w = 0; w < MMA_WARPS; w++) { /* warp order: a fixed sum */
@@ -586,19 +616,258 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     }
 }
 
+/* The encode and route (one launch, hsdr_cu_mma_prep: with the encode ablated or alone, the flags say which part
+ * runs; doubled, the second launch runs only the doubled part), programmatically dependent on the kernel before;
+ * stage < 0 or a stage alone, with the masks (HSDR_STAGE_BIT) set for the rows launch after it. */
+template <class L>
+static cudaError_t mma_prep_launch(hsdr_device_run *r, int stage, unsigned *skip, unsigned *twice)
+{
+    const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
+    hsdr_cu_stage_alone(stage, enc | route | red, skip, twice);
+    const int ne = hsdr_cu_reps(enc, *skip, *twice), nr = hsdr_cu_reps(route, *skip, *twice);
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cfg.gridDim = dim3((unsigned)(r->K / 128)), cfg.blockDim = dim3(ENCODE_THREADS), cfg.dynamicSmemBytes = 0;
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < (ne > nr ? ne : nr) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_cu_mma_prep<L>, (const float *)r->x, r->K, (uint8_t *)r->act, (int)(i < ne),
+                               (int)(i < nr));
+    return e;
+}
+
+/* The prep, then the rows, programmatically dependent on it. */
 template <bool Q1516, class L>
 static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     uint8_t *act = (uint8_t *)r->act;
-    const unsigned enc = 1u << HSDR_STAGE_ENCODE, route = 1u << HSDR_STAGE_ROUTE, red = 1u << HSDR_STAGE_REDUCE;
-    lns8_prologue(r, enc | route | red, stage, &skip, &twice);
-    const int G = r->K / 128;
-    for (int i = 0; i < hsdr_cu_reps(route, skip, twice); i++)
-        hsdr_cu_mma_route<L><<<(G * 16 * 32 + G * 32 + 255) / 256, 256, 0, r->stream>>>(r->K, act);
-    for (int i = 0; i < hsdr_cu_reps(red, skip, twice); i++)
-        hsdr_cu_direct_mma_rows<Q1516, L><<<(r->N + MMA_ROWS - 1) / MMA_ROWS, 32 * MMA_WARPS, 0, r->stream>>>(
-            W, act, r->K, r->N, r->y, r->A, (long long *)r->qg, (long long *)r->qr);
-    return cudaGetLastError();
+    const unsigned red = 1u << HSDR_STAGE_REDUCE;
+    cudaError_t e = mma_prep_launch<L>(r, stage, &skip, &twice);
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cfg.gridDim = dim3((unsigned)((r->N + MMA_ROWS - 1) / MMA_ROWS)), cfg.blockDim = dim3(32 * MMA_WARPS);
+    cfg.dynamicSmemBytes = 0;
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_cu_direct_mma_rows<Q1516, L>, W, act, r->K, r->N, r->y, r->A,
+                               (long long *)r->qg, (long long *)r->qr);
+    return e;
+}
+
+/* ---- cuda.direct_mma_p2 and cuda.q1516_p2: split K, each warp's B fragments held in registers (issue 18 step 5) ----
+ *
+ * grid (X, KS): slice s = blockIdx.y holds groups 8 s .. 8 s + 7, one per warp, whose B fragments and column sums
+ * stay in that warp's registers for the whole kernel (read once, not once per 32 rows). The CTA walks rows
+ * [x0, x0 + rpc) in 16-row tiles, each warp reading its group's 8 bytes a thread and row MS_AHEAD tiles ahead (the
+ * loads of a weight stream that the per-group kernel above issued one group ahead at most). Per tile, the mma and
+ * epilogue of hsdr_cu_direct_mma_rows give the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared
+ * memory; the CTA adds its groups per row in group order and stores the slice's partial in r->scratch; the CTA that
+ * finishes a row range last (a counter per range, reset by it) adds the KS slices in slice order and writes y. Fixed
+ * orders throughout: y does not depend on timing. X: as many ranges as keep the resident CTAs busy (prepare). */
+enum { MS_WARPS = 8, MS_AHEAD = 3, MS_MAX_ROWS = 512 };
+
+/* rows per CTA and X for N rows, KS slices and `resident` CTAs on the device at once */
+static void ms_split(int N, int KS, int resident, int *rpc, int *X)
+{
+    int x = resident / KS > 0 ? resident / KS : 1;
+    int r = ((N + x - 1) / x + 15) / 16 * 16;
+    r = r > MS_MAX_ROWS ? MS_MAX_ROWS : r;
+    *rpc = r;
+    *X = (N + r - 1) / r;
+}
+
+template <bool Q1516, class L>
+__global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: two CTAs per SM */
+    hsdr_cu_mma_split_rows(const uint8_t *W, uint8_t *act, int K, int N, int rpc, float *y, int32_t *A_out,
+                           long long *qg, long long *qr, mma_partial *slices, unsigned *counters)
+{
+    __shared__ mma_partial part[MS_WARPS][MS_MAX_ROWS];
+    __shared__ int last;
+    const int G = K / 128, KS = (int)gridDim.y, s = (int)blockIdx.y;
+    const int lane = threadIdx.x & 31, gid = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
+    const int g = MS_WARPS * s + warp, groups = min(MS_WARPS, G - MS_WARPS * s); /* this warp's; the slice's */
+    const bool has = g < G;                                                       /* uniform per warp */
+    const int x0 = (int)blockIdx.x * rpc, nrows = min(rpc, N - x0), tiles = (nrows + 15) / 16;
+    typename L::raw w[MS_AHEAD][2];
+    float d[MS_AHEAD][2];
+    auto fetch = [&](int tile, typename L::raw (&wv)[2], float (&dv)[2]) {
+        const int row0 = x0 + 16 * tile + gid, row1 = row0 + 8;
+        const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
+        wv[0] = L::load(W, r0, G, g, t), wv[1] = L::load(W, r1, G, g, t);
+        dv[0] = L::scale(W, r0, G, g), dv[1] = L::scale(W, r1, G, g);
+    };
+    if (has)
+#pragma unroll
+        for (int k = 0; k < MS_AHEAD; k++)
+            if (k < tiles)
+                fetch(k, w[k], d[k]); /* before the wait: the weights do not depend on the kernel before */
+    cudaGridDependencySynchronize();    /* the prep's B fragments, column sums and e */
+    const int e = *prescale_of(act, K);
+    uint2 b[4][4];
+    int cs[4][2];
+    if (has) {
+        const uint2 *bf = mma_bfrag(act, K) + (size_t)g * 512;
+        const int *colsum = mma_colsum(act, K) + 32 * g;
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+            b[i >> 2][i & 3] = bf[32 * i + lane];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            cs[j][0] = colsum[8 * j + 2 * t], cs[j][1] = colsum[8 * j + 2 * t + 1];
+    }
+    for (int i0 = 0; has && i0 < tiles; i0 += MS_AHEAD) {
+#pragma unroll
+        for (int k = 0; k < MS_AHEAD; k++) {
+            const int tile = i0 + k;
+            if (tile >= tiles)
+                break;
+            const int row0 = x0 + 16 * tile + gid, row1 = row0 + 8;
+            const bool ok0 = row0 < N, ok1 = row1 < N;
+            uint32_t u0[8], u1[8];
+            L::units(w[k][0], t, u0);
+            L::units(w[k][1], t, u1);
+            const double d0 = (double)d[k][0], d1 = (double)d[k][1];
+            if (tile + MS_AHEAD < tiles)
+                fetch(tile + MS_AHEAD, w[k], d[k]); /* the slot is free once decoded */
+            for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
+                u0[j] = ok0 ? u0[j] : 0x01010101u;
+                u1[j] = ok1 ? u1[j] : 0x01010101u;
+            }
+            int c[4][4] = {};
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                const uint32_t a[4] = {u0[2 * ks], u1[2 * ks], u0[2 * ks + 1], u1[2 * ks + 1]};
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    mma_s8(c[j], a, b[ks][j]);
+            }
+            /* as in hsdr_cu_direct_mma_rows: thread (gid, t) holds columns 8j + 2t + {0, 1} of rows row0, row1 */
+            const int h0 = 2 * (t & 1);
+            double s0 = 0.0, s1 = 0.0;
+            long long S0 = 0, S1 = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
+                int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
+                p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
+                p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
+                const int phase = 2 * j + (t >> 1);
+                if (A_out && (t & 1) == 0) {
+                    if (ok0)
+                        A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
+                    if (ok1)
+                        A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
+                }
+                if (Q1516) {
+                    S0 += (long long)p0 * c_c31[phase];
+                    S1 += (long long)p1 * c_c31[phase];
+                } else {
+                    s0 += (double)p0 * c_cp[phase];
+                    s1 += (double)p1 * c_cp[phase];
+                }
+            }
+            mma_partial *p = &part[warp][16 * tile + gid];
+            if (Q1516) {
+                S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
+                S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
+                const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
+                const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
+                if (qg && t == 0) {
+                    if (ok0)
+                        qg[(size_t)row0 * G + g] = q0;
+                    if (ok1)
+                        qg[(size_t)row1 * G + g] = q1;
+                }
+                if (t == 0)
+                    p[0].q = q0, p[8].q = q1;
+            } else {
+                s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
+                s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
+                if (t == 0)
+                    p[0].f = d0 * s0, p[8].f = d1 * s1;
+            }
+        }
+    }
+    __syncthreads();
+    for (int r = threadIdx.x; r < nrows; r += blockDim.x) { /* the slice's partial: its groups in order */
+        mma_partial v;
+        v.q = 0;
+        for (int k = 0; k < groups; k++) {
+            if (Q1516)
+                v.q += part[k][r].q;
+            else
+                v.f += part[k][r].f;
+        }
+        slices[(size_t)s * N + x0 + r] = v;
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(&counters[blockIdx.x], 1u) == (unsigned)KS - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence(); /* the other slices' partials, seen through the counter */
+    for (int r = threadIdx.x; r < nrows; r += blockDim.x) {
+        double sum = 0.0;
+        long long qsum = 0;
+        for (int k = 0; k < KS; k++) { /* slice order: a fixed sum */
+            const long long v = __ldcg((const long long *)&slices[(size_t)k * N + x0 + r]);
+            if (Q1516)
+                qsum += v;
+            else
+                sum += __longlong_as_double(v);
+        }
+        if (Q1516) {
+            if (qr)
+                qr[x0 + r] = qsum;
+            y[x0 + r] = (float)ldexp((double)qsum, -16);
+        } else {
+            y[x0 + r] = (float)ldexp(sum, e - 9);
+        }
+    }
+    if (threadIdx.x == 0)
+        counters[blockIdx.x] = 0; /* for the next launch (stream-ordered after this one) */
+}
+
+/* The split's host side: lns8_prepare, the resident CTAs (r->shape.ctas) and the scratch: KS x N partials, then X
+ * counters (zero). */
+template <bool Q1516, class L>
+static int ms_prepare(hsdr_device_run *r, char *err, size_t errlen)
+{
+    int dev, sms, per_sm, rpc, X;
+    const int KS = (r->K / 128 + MS_WARPS - 1) / MS_WARPS;
+    if (lns8_prepare(r, err, errlen) != 0)
+        return -1;
+    HSDR_CU(cudaGetDevice(&dev));
+    HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_cu_mma_split_rows<Q1516, L>, 32 * MS_WARPS,
+                                                          0));
+    r->shape.ctas = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
+    ms_split(r->N, KS, (int)r->shape.ctas, &rpc, &X);
+    HSDR_CU(cudaMalloc(&r->scratch, sizeof(mma_partial) * (size_t)KS * r->N + sizeof(unsigned) * (size_t)X));
+    HSDR_CU(cudaMemset((uint8_t *)r->scratch + sizeof(mma_partial) * (size_t)KS * r->N, 0, sizeof(unsigned) * X));
+    return 0;
+fail:
+    return -1;
+}
+
+template <bool Q1516, class L>
+static cudaError_t ms_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
+{
+    uint8_t *act = (uint8_t *)r->act;
+    const unsigned red = 1u << HSDR_STAGE_REDUCE;
+    cudaError_t e = mma_prep_launch<L>(r, stage, &skip, &twice);
+    const int KS = (r->K / 128 + MS_WARPS - 1) / MS_WARPS;
+    int rpc, X;
+    ms_split(r->N, KS, (int)r->shape.ctas, &rpc, &X);
+    mma_partial *slices = (mma_partial *)r->scratch;
+    unsigned *counters = (unsigned *)(slices + (size_t)KS * r->N);
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
+    cfg.gridDim = dim3((unsigned)X, (unsigned)KS), cfg.blockDim = dim3(32 * MS_WARPS), cfg.dynamicSmemBytes = 0;
+    for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
+        e = cudaLaunchKernelEx(&cfg, hsdr_cu_mma_split_rows<Q1516, L>, W, act, r->K, r->N, rpc, r->y, r->A,
+                               (long long *)r->qg, (long long *)r->qr, slices, counters);
+    return e;
 }
 
 /* pre-encoded codes (test vectors): the launch then runs the route and the reduce on them */
@@ -609,13 +878,23 @@ static const hsdr_cu_kernels q1516_kernels = {1,    mma_act_bytes, lns8_prepare,
                                                upload_codes, NULL, NULL, NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels);
 /* the same on the 2-bit layout, converted once on the device (planar2.cuh; issue 18 item 4) */
-static const hsdr_cu_kernels mma_p2_kernels = {
-    1, mma_act_bytes, lns8_prepare, mma_launch<false, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
-    hsdr_planar2_convert, NULL};
+static const hsdr_cu_kernels mma_p2_kernels = {1,
+                                               mma_act_bytes,
+                                               ms_prepare<false, mma_planar2>,
+                                               ms_launch<false, mma_planar2>,
+                                               upload_codes,
+                                               hsdr_planar2_layout_bytes,
+                                               hsdr_planar2_convert,
+                                               NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = HSDR_CU_OPS(mma_p2_kernels);
-static const hsdr_cu_kernels q1516_p2_kernels = {
-    1, mma_act_bytes, lns8_prepare, mma_launch<true, mma_planar2>, upload_codes, hsdr_planar2_layout_bytes,
-    hsdr_planar2_convert, NULL};
+static const hsdr_cu_kernels q1516_p2_kernels = {1,
+                                                 mma_act_bytes,
+                                                 ms_prepare<true, mma_planar2>,
+                                                 ms_launch<true, mma_planar2>,
+                                                 upload_codes,
+                                                 hsdr_planar2_layout_bytes,
+                                                 hsdr_planar2_convert,
+                                                 NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_p2_ops = HSDR_CU_OPS(q1516_p2_kernels);
 
 /* ==== cuda.stateset: ballot state sets, reused over R rows ====
