@@ -236,9 +236,10 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4},
      .device = &hsdr_cuda_direct_mma_ops},
     {.name = "cuda.direct_mma_p2", .backend = "cuda", .family = "direct",
-     .summary = "cuda.direct_mma on the 2-bit layout of cuda.planar2_tma (converted once on the device): each mma "
-                "thread's eight 4-trit units from one 8-byte load, one shift and one mask each, instead of the base-3 "
-                "decode; V laid out in that k order; exact A[8], fp64 group sums",
+     .summary = "cuda.direct_mma on the 2-bit layout of cuda.planar2_tma (converted once on the device), split K: "
+                "each warp keeps one group's V fragments in registers and streams that group's 4-trit units (one "
+                "8-byte load, a shift and a mask each) over the CTA's rows; exact A[8], fp64 group and slice sums in "
+                "a fixed order",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .precision = 32, .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
@@ -262,7 +263,8 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 14, D(ROUTE) = 4, D(DECODE) = 6, D(REDUCE) = 8, D(SCALE) = 4, D(MATERIALIZE) = 3},
      .device = &hsdr_cuda_q1516_ops},
     {.name = "cuda.q1516_p2", .backend = "cuda", .family = "q1516",
-     .summary = "cuda.q1516 on the 2-bit layout (cuda.direct_mma_p2's A[8]), the same int64 Q15.16 end",
+     .summary = "cuda.q1516 on the 2-bit layout (cuda.direct_mma_p2's split kernel and A[8]), the same int64 Q15.16 "
+                "end",
      .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE),
      .precision = 32, .unavailable = hsdr_cuda_unavailable, .matvec = hsdr_cuda_matvec,
      .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE),

@@ -98,7 +98,8 @@ extern const hsdr_device_ops hsdr_cuda_stateset_ops;
 extern const hsdr_device_ops hsdr_cuda_q1516_ops;
 
 /* cuda.direct_mma_p2 and cuda.q1516_p2: the same two on the 2-bit layout of cuda.planar2_tma (stage convert; each mma
- * thread's units from one 8-byte load, a shift and a mask each): the same exact A[8] and outputs. */
+ * thread's units from one 8-byte load, a shift and a mask each), K split over CTAs with each warp's group held in
+ * registers (direct.cu): the same exact A[8] and outputs. */
 extern const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops;
 extern const hsdr_device_ops hsdr_cuda_q1516_p2_ops;
 

@@ -418,10 +418,8 @@ struct mma_ptq1_0 { /* PTQ1_0 as stored (cuda.direct_mma, cuda.q1516) */
     {
         return W + ((size_t)row * G + g) * HSDR_PTQ1_0_BLOCK;
     }
-    /* where the block is (the base-3 decode reads it in place); not fetched a group ahead (ahead = false): the
-     * registers are not there, the kernel already spills at 128 */
+    /* where the block is: the base-3 decode reads it in place */
     typedef const uint8_t *raw;
-    static constexpr bool ahead = false;
     static __device__ __forceinline__ raw load(const uint8_t *W, int row, int G, int g, int t)
     {
         (void)t;
@@ -444,9 +442,8 @@ struct mma_planar2 {
     {
         return 32 * (j >> 1) + 4 * (2 * t + (j & 1)) + e;
     }
-    /* what the kernel loads a group ahead: this thread's two code words */
+    /* what the split kernel loads tiles ahead: this thread's two code words */
     typedef uint2 raw;
-    static constexpr bool ahead = true;
     static __device__ __forceinline__ raw load(const uint8_t *W, int row, int G, int g, int t)
     {
         const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
@@ -466,19 +463,98 @@ struct mma_planar2 {
     }
 };
 
-/* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
- * loading a group's B fragments once into registers for all the tiles; the weights and scales of the warp's next
- * (group, tile) are requested before the current one is computed (the 2-bit layout; PTQ1_0 is decoded in place), the
- * first ones before the wait for the prep kernel. The per-row fp64 (or int64) partials of each warp sit in shared
- * memory and are added in warp order at the end (a fixed order: y does not depend on timing). */
-/* Q1516 = false: cuda.direct_mma (fp64 group sums); true: cuda.q1516, the same exact A[8], then per group
- * S = sum_p A[p] C31[p] (int64, exact) and Q_g = rint(fp64(S) * d * 2^(e + 16 - 31 - 9)) as hsdr_q1516_group does,
- * summed over the groups in int64 (exact, so the split-K merge order does not matter); y = q_row * 2^-16. */
 union mma_partial {
     double f;
     long long q;
 };
 
+/* One 16-row tile of one group, by one warp: the units (digit 1 = trit 0 on rows past N), the 16 mma against the
+ * group's fragments b, A[8] per row (into A_out when asked), then d * sum_p A[p] c_p (or Q1516's Q_g, into qg when
+ * asked) of rows row0 and row0 + 8 into p[0] and p[8] (added when ADD, else stored) by the threads with t == 0.
+ * scales(d0, d1) gives the rows' scales, asked for after the mma. */
+template <bool Q1516, bool ADD, class Scales>
+__device__ __forceinline__ void mma_tile(uint32_t (&u0)[8], uint32_t (&u1)[8], const uint2 (&b)[4][4],
+                                         const int (&cs)[4][2], int t, int row0, int N, int G, int g, int e,
+                                         Scales scales, int32_t *A_out, long long *qg, mma_partial *p)
+{
+    const int row1 = row0 + 8;
+    const bool ok0 = row0 < N, ok1 = row1 < N;
+    for (int j = 0; j < 8; j++) {
+        u0[j] = ok0 ? u0[j] : 0x01010101u;
+        u1[j] = ok1 ? u1[j] : 0x01010101u;
+    }
+    int c[4][4] = {};
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const uint32_t a[4] = {u0[2 * s], u1[2 * s], u0[2 * s + 1], u1[2 * s + 1]};
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            mma_s8(c[j], a, b[s][j]);
+    }
+    /* thread (gid, t) holds columns 8j + 2t + {0, 1} (phase 2j + (t >> 1), octave groups 2(t & 1) + {0, 1}) of rows
+     * row0 (c[j][0..1]) and row1 (c[j][2..3]) */
+    const int h0 = 2 * (t & 1);
+    double s0 = 0.0, s1 = 0.0;
+    long long S0 = 0, S1 = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
+        int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
+        p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
+        p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
+        const int phase = 2 * j + (t >> 1);
+        if (A_out && (t & 1) == 0) {
+            if (ok0)
+                A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
+            if (ok1)
+                A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
+        }
+        if (Q1516) {
+            S0 += (long long)p0 * c_c31[phase];
+            S1 += (long long)p1 * c_c31[phase];
+        } else {
+            s0 += (double)p0 * c_cp[phase];
+            s1 += (double)p1 * c_cp[phase];
+        }
+    }
+    double d0, d1;
+    scales(d0, d1);
+    if (Q1516) {
+        S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
+        S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
+        const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
+        const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
+        if (qg && t == 0) {
+            if (ok0)
+                qg[(size_t)row0 * G + g] = q0;
+            if (ok1)
+                qg[(size_t)row1 * G + g] = q1;
+        }
+        if (t == 0) {
+            if (ADD)
+                p[0].q += q0, p[8].q += q1;
+            else
+                p[0].q = q0, p[8].q = q1;
+        }
+    } else {
+        s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
+        s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
+        if (t == 0) {
+            if (ADD)
+                p[0].f += d0 * s0, p[8].f += d1 * s1;
+            else
+                p[0].f = d0 * s0, p[8].f = d1 * s1;
+        }
+    }
+}
+
+/* One CTA: MMA_TILES tiles of 16 rows; its MMA_WARPS warps split the groups (warp w takes g = w, w + 8, ...), each
+ * loading a group's B fragments once into registers for all the tiles and decoding PTQ1_0 in place (cuda.direct_mma,
+ * cuda.q1516; the 2-bit layout has the split kernel below). The per-row fp64 (or int64) partials of each warp sit in
+ * shared memory and are added in warp order at the end (a fixed order: y does not depend on timing). */
+/* Q1516 = false: cuda.direct_mma (fp64 group sums); true: cuda.q1516, the same exact A[8], then per group
+ * S = sum_p A[p] C31[p] (int64, exact) and Q_g = rint(fp64(S) * d * 2^(e + 16 - 31 - 9)) as hsdr_q1516_group does,
+ * summed over the groups in int64 (exact, so the split-K merge order does not matter); y = q_row * 2^-16. */
 enum { MMA_TILES = 2, MMA_ROWS = 16 * MMA_TILES };
 
 template <bool Q1516, class L>
@@ -492,16 +568,6 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     for (int i = lane; i < MMA_ROWS; i += 32)
         partial[warp][i].q = 0; /* also +0.0 */
     __syncwarp();
-    typename L::raw cur[2], nxt[2];
-    float dcur[2], dnxt[2];
-    auto fetch = [&](int g, int tile, typename L::raw (&w)[2], float (&d)[2]) {
-        const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
-        const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
-        w[0] = L::load(W, r0, G, g, t), w[1] = L::load(W, r1, G, g, t);
-        d[0] = L::scale(W, r0, G, g), d[1] = L::scale(W, r1, G, g);
-    };
-    if (L::ahead && warp < G)
-        fetch(warp, 0, cur, dcur); /* before the wait: the weights do not depend on the kernel before */
     cudaGridDependencySynchronize(); /* the prep's B fragments, column sums and e */
     const int e = *prescale_of(act, K);
     const uint2 *bf = mma_bfrag(act, K);
@@ -519,81 +585,14 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
             cs[j][0] = colsum[32 * g + 8 * j + 2 * t], cs[j][1] = colsum[32 * g + 8 * j + 2 * t + 1];
 #pragma unroll 1
         for (int tile = 0; tile < MMA_TILES; tile++) {
-            if (L::ahead) { /* the next (group, tile) of this warp */
-                const int ng = tile + 1 < MMA_TILES ? g : g + MMA_WARPS, nt = tile + 1 < MMA_TILES ? tile + 1 : 0;
-                if (ng < G)
-                    fetch(ng, nt, nxt, dnxt);
-            }
-            const int row0 = base + 16 * tile + gid, row1 = row0 + 8;
-            const bool ok0 = row0 < N, ok1 = row1 < N;
-            const int r0 = ok0 ? row0 : 0, r1 = ok1 ? row1 : 0;
+            const int row0 = base + 16 * tile + gid, r0 = row0 < N ? row0 : 0, r1 = row0 + 8 < N ? row0 + 8 : 0;
             uint32_t u0[8], u1[8];
-            L::units(L::ahead ? cur[0] : L::load(W, r0, G, g, t), t, u0);
-            L::units(L::ahead ? cur[1] : L::load(W, r1, G, g, t), t, u1);
-            for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
-                u0[j] = ok0 ? u0[j] : 0x01010101u;
-                u1[j] = ok1 ? u1[j] : 0x01010101u;
-            }
-            int c[4][4] = {};
-#pragma unroll
-            for (int s = 0; s < 4; s++) {
-                const uint32_t a[4] = {u0[2 * s], u1[2 * s], u0[2 * s + 1], u1[2 * s + 1]};
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    mma_s8(c[j], a, b[s][j]);
-            }
-            /* thread (gid, t) holds columns 8j + 2t + {0, 1} (phase 2j + (t >> 1), octave groups 2(t & 1) + {0, 1})
-             * of rows row0 (c[j][0..1]) and row1 (c[j][2..3]) */
-            const int h0 = 2 * (t & 1);
-            double s0 = 0.0, s1 = 0.0;
-            long long S0 = 0, S1 = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
-                int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
-                p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
-                p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
-                const int phase = 2 * j + (t >> 1);
-                if (A_out && (t & 1) == 0) {
-                    if (ok0)
-                        A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
-                    if (ok1)
-                        A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
-                }
-                if (Q1516) {
-                    S0 += (long long)p0 * c_c31[phase];
-                    S1 += (long long)p1 * c_c31[phase];
-                } else {
-                    s0 += (double)p0 * c_cp[phase];
-                    s1 += (double)p1 * c_cp[phase];
-                }
-            }
-            const double d0 = (double)(L::ahead ? dcur[0] : L::scale(W, r0, G, g));
-            const double d1 = (double)(L::ahead ? dcur[1] : L::scale(W, r1, G, g));
-            mma_partial *p = &partial[warp][16 * tile + gid];
-            if (Q1516) {
-                S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
-                S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
-                const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
-                const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
-                if (qg && t == 0) {
-                    if (ok0)
-                        qg[(size_t)row0 * G + g] = q0;
-                    if (ok1)
-                        qg[(size_t)row1 * G + g] = q1;
-                }
-                if (t == 0)
-                    p[0].q += q0, p[8].q += q1;
-            } else {
-                s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
-                s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
-                if (t == 0)
-                    p[0].f += d0 * s0, p[8].f += d1 * s1;
-            }
-            if (L::ahead)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    cur[h] = nxt[h], dcur[h] = dnxt[h];
+            L::units(L::load(W, r0, G, g, t), t, u0);
+            L::units(L::load(W, r1, G, g, t), t, u1);
+            mma_tile<Q1516, true>(
+                u0, u1, b, cs, t, row0, N, G, g, e,
+                [&](double &d0, double &d1) { d0 = (double)L::scale(W, r0, G, g), d1 = (double)L::scale(W, r1, G, g); },
+                A_out, qg, &partial[warp][16 * tile + gid]);
         }
     }
     __syncthreads();
@@ -657,11 +656,12 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
  * grid (X, KS): slice s = blockIdx.y holds groups 8 s .. 8 s + 7, one per warp, whose B fragments and column sums
  * stay in that warp's registers for the whole kernel (read once, not once per 32 rows). The CTA walks rows
  * [x0, x0 + rpc) in 16-row tiles, each warp reading its group's 8 bytes a thread and row MS_AHEAD tiles ahead (the
- * loads of a weight stream that the per-group kernel above issued one group ahead at most). Per tile, the mma and
- * epilogue of hsdr_cu_direct_mma_rows give the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared
- * memory; the CTA adds its groups per row in group order and stores the slice's partial in r->scratch; the CTA that
- * finishes a row range last (a counter per range, reset by it) adds the KS slices in slice order and writes y. Fixed
- * orders throughout: y does not depend on timing. X: as many ranges as keep the resident CTAs busy (prepare). */
+ * first ones before the wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5).
+ * Per tile, the mma and epilogue of hsdr_cu_direct_mma_rows give the group's fp64 d * sum_p A[p] c_p (or Q1516's
+ * Q_g) per row into shared memory; the CTA adds its groups per row in group order and stores the slice's partial in
+ * r->scratch; the CTA that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice
+ * order and writes y. Fixed orders throughout: y does not depend on timing. X: as many ranges as keep the resident
+ * CTAs busy (prepare). */
 enum { MS_WARPS = 8, MS_AHEAD = 3, MS_MAX_ROWS = 512 };
 
 /* rows per CTA and X for N rows, KS slices and `resident` CTAs on the device at once */
@@ -719,71 +719,16 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
             const int tile = i0 + k;
             if (tile >= tiles)
                 break;
-            const int row0 = x0 + 16 * tile + gid, row1 = row0 + 8;
-            const bool ok0 = row0 < N, ok1 = row1 < N;
+            const int row0 = x0 + 16 * tile + gid;
             uint32_t u0[8], u1[8];
             L::units(w[k][0], t, u0);
             L::units(w[k][1], t, u1);
             const double d0 = (double)d[k][0], d1 = (double)d[k][1];
             if (tile + MS_AHEAD < tiles)
                 fetch(tile + MS_AHEAD, w[k], d[k]); /* the slot is free once decoded */
-            for (int j = 0; j < 8; j++) { /* digit 1 = trit 0: a row past N adds nothing */
-                u0[j] = ok0 ? u0[j] : 0x01010101u;
-                u1[j] = ok1 ? u1[j] : 0x01010101u;
-            }
-            int c[4][4] = {};
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                const uint32_t a[4] = {u0[2 * ks], u1[2 * ks], u0[2 * ks + 1], u1[2 * ks + 1]};
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    mma_s8(c[j], a, b[ks][j]);
-            }
-            /* as in hsdr_cu_direct_mma_rows: thread (gid, t) holds columns 8j + 2t + {0, 1} of rows row0, row1 */
-            const int h0 = 2 * (t & 1);
-            double s0 = 0.0, s1 = 0.0;
-            long long S0 = 0, S1 = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
-                int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
-                p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
-                p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
-                const int phase = 2 * j + (t >> 1);
-                if (A_out && (t & 1) == 0) {
-                    if (ok0)
-                        A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
-                    if (ok1)
-                        A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
-                }
-                if (Q1516) {
-                    S0 += (long long)p0 * c_c31[phase];
-                    S1 += (long long)p1 * c_c31[phase];
-                } else {
-                    s0 += (double)p0 * c_cp[phase];
-                    s1 += (double)p1 * c_cp[phase];
-                }
-            }
-            mma_partial *p = &part[warp][16 * tile + gid];
-            if (Q1516) {
-                S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
-                S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
-                const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
-                const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
-                if (qg && t == 0) {
-                    if (ok0)
-                        qg[(size_t)row0 * G + g] = q0;
-                    if (ok1)
-                        qg[(size_t)row1 * G + g] = q1;
-                }
-                if (t == 0)
-                    p[0].q = q0, p[8].q = q1;
-            } else {
-                s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
-                s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
-                if (t == 0)
-                    p[0].f = d0 * s0, p[8].f = d1 * s1;
-            }
+            mma_tile<Q1516, false>(
+                u0, u1, b, cs, t, row0, N, G, g, e, [&](double &a0, double &a1) { a0 = d0, a1 = d1; }, A_out, qg,
+                &part[warp][16 * tile + gid]);
         }
     }
     __syncthreads();
