@@ -278,6 +278,13 @@ const hsdr_variant hsdr_registry[] = {
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5}, .device = &hsdr_vulkan_production_ops},
+    {.name = "vulkan.q8_0_dot", .backend = "vulkan", .family = "baseline",
+     .summary = "vulkan.production's design and bits with each 32-block's exact integer sum four weights at a time: "
+                "the trits packed as signed bytes against a word of Q8_0 values by the SPIR-V integer dot product "
+                "(OpSDot through GL_EXT_spirv_intrinsics); needs shaderIntegerDotProduct",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
+     .depth = {D(DECODE) = 8, D(REDUCE) = 9, D(SCALE) = 5}, .device = &hsdr_vulkan_q8_0_dot_ops},
     {.name = "vulkan.direct", .backend = "vulkan", .family = "direct",
      .summary = "direct 8-phase: a subgroup per row, its lanes own lanes of every group and keep eight phase "
                 "partials, subgroupAdd of each to the exact A[8] (any subgroup size); fp64 group sums",

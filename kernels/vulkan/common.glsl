@@ -14,6 +14,9 @@
 // Specialization constants: 0 = local_size_x (a multiple of the subgroup size), 1 = rows per workgroup (RPW), 2 = the
 // group count G of the pipeline (MAXG, for shared-memory sizes).
 #extension GL_KHR_shader_subgroup_basic : require
+#ifdef HSDR_INT_DOT
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint RPW = 1;
@@ -62,6 +65,25 @@ int ptq_trit(uint base, uint e)
     const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
     uint v = (ptq_byte(base, b) * pow3[n]) & 0xffu;
     return int((3u * v) >> 8) - 1;
+}
+
+// The ternary values of weights e .. e + 3 (e a multiple of 4) of the block at `base`, as four signed bytes (byte j:
+// weight e + j, -1 as 0xff): ptq_trit's digits, four at a time. Below weight 120 the four share one digit position
+// of four consecutive bytes (one word); weights 120 .. 127 are digits 0 .. 3 of the two qh bytes, alternating.
+uint ptq_trits4(uint base, uint e)
+{
+    const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
+    uvec4 v;
+    if (e < 120u) {
+        const uint b = e < 80u ? (e & 15u) : 16u + ((e - 80u) & 7u), n = e < 80u ? e >> 4 : (e - 80u) >> 3;
+        const uint word = W[base + (b >> 2)];
+        v = (uvec4(word, word >> 8, word >> 16, word >> 24) & 0xffu) * pow3[n];
+    } else {
+        const uint q0 = W[base + 6u] & 0xffu, q1 = (W[base + 6u] >> 8) & 0xffu, n = (e - 120u) >> 1;
+        v = uvec4(q0 * pow3[n], q1 * pow3[n], q0 * pow3[n + 1u], q1 * pow3[n + 1u]);
+    }
+    const uvec4 t = (((3u * (v & 0xffu)) >> 8) + 255u) & 0xffu; // digit - 1 as a byte
+    return t.x | (t.y << 8) | (t.z << 16) | (t.w << 24);
 }
 
 // Byte i of the activation vector: a Q8_0 value (signed) or an LNS8 code (unsigned).
@@ -173,3 +195,16 @@ float fma_f32(float a, float b, float c)
     }
     return float(s);
 }
+
+#ifdef HSDR_INT_DOT
+// The SPIR-V integer dot product of two words of four signed bytes (OpSDot, PackedVectorFormat4x8Bit:
+// SPV_KHR_integer_dot_product, core in Vulkan 1.3), declared through GL_EXT_spirv_intrinsics: Debian 12's glslang
+// (12.0) has no GL_EXT_integer_dot_product built-ins. Only shaders built with HSDR_INT_DOT declare the capability, and
+// vk.c creates their pipelines only on a device with shaderIntegerDotProduct.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int hsdr_sdot_packed(uint a, uint b, spirv_literal int packed_format);
+int sdot4(uint a, uint b)
+{
+    return hsdr_sdot_packed(a, b, 0); // 0: PackedVectorFormat4x8Bit
+}
+#endif

@@ -5,6 +5,10 @@
 // sumf = fma(d_w, sumi_b, sumf) over the blocks in increasing order (one invocation per row). Every fma is fma_f32
 // (common.glsl): GLSL's fma() may be unfused in Vulkan, and on lavapipe it is (1-ulp differences in y).
 //
+// Built with -DHSDR_INT_DOT it is vulkan.q8_0_dot: each 32-block's integer sum four weights at a time, the trits
+// packed as signed bytes against a word of Q8_0 values by the SPIR-V integer dot product (common.glsl's sdot4): the
+// same integers, so the same y.
+//
 // A workgroup takes RPW rows: its invocations decode the RPW x G blocks (block j -> row j / G, group j % G) into
 // shared memory, then invocation r < RPW chains row r. RPW x G x 8 bytes of shared memory (the host picks RPW to fit).
 #extension GL_GOOGLE_include_directive : require
@@ -20,10 +24,15 @@ void main()
     for (uint j = gl_LocalInvocationID.x; j < rows * G; j += gl_WorkGroupSize.x) {
         const uint r = j / G, g = j % G, base = ((first + r) * G + g) * 7u;
         int isum[4] = int[4](0, 0, 0, 0);
+#ifdef HSDR_INT_DOT
+        for (uint w = 0u; w < 128u; w += 4u) // four weights a dot product: the same exact integers
+            isum[w >> 5] += sdot4(ptq_trits4(base, w), ACT[(g * 128u + w) >> 2]);
+#else
         for (uint w = 0u; w < 128u; w++) {
             const int t = ptq_trit(base, w);
             isum[w >> 5] += t * act_q8(g * 128u + w);
         }
+#endif
         precise float sumi = 0.0;
         for (uint k = 0u; k < 4u; k++)
             sumi = fma_f32(SCALE[g * 4u + k], float(isum[k]), sumi);

@@ -11,6 +11,11 @@ const char *hsdr_vulkan_unavailable(void)
     return reason;
 }
 
+const char *hsdr_vulkan_int_dot_unavailable(void)
+{
+    return reason;
+}
+
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;
@@ -20,6 +25,7 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
 
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_vulkan_production_ops = {0};
+const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = {0};
 const hsdr_device_ops hsdr_vulkan_direct_ops = {0};
 const hsdr_device_ops hsdr_vulkan_stateset_ops = {0};
 const hsdr_device_ops hsdr_vulkan_q1516_ops = {0};

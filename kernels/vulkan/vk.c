@@ -19,6 +19,7 @@
 /* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
 #include "direct_spv.h"
 #include "production_spv.h"
+#include "q8_0_dot_spv.h"
 #include "q1516_spv.h"
 #include "read_spv.h"
 #include "stateset_spv.h"
@@ -148,6 +149,7 @@ static struct {
     VkPhysicalDeviceMemoryProperties mem;
     uint32_t subgroup, valid_bits;
     int size_control, full_subgroups;
+    int int_dot, int_dot_fast; /* shaderIntegerDotProduct enabled; its signed 4x8-bit packed form accelerated */
     char why[512];     /* empty when usable */
     char describe[512];
 } ctx;
@@ -246,9 +248,29 @@ static void ctx_init(void)
         goto fail;
     ctx.phys = devs[idx];
 
-    /* properties: subgroups, size control; features: int64, fp64, size control */
+    /* the device extensions this host can enable: subgroup size control, integer dot products (both core in 1.3) */
+    const char *want_ext[2] = {VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME,
+                               VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME};
+    int has_ext[2] = {0, 0};
+    uint32_t next = 0;
+    VK(vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, NULL));
+    VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
+    if (!exts) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    if (vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, exts) == VK_SUCCESS)
+        for (uint32_t i = 0; i < next; i++)
+            for (int k = 0; k < 2; k++)
+                has_ext[k] |= strcmp(exts[i].extensionName, want_ext[k]) == 0;
+    free(exts);
+
+    /* properties: subgroups, size control, integer dot products; features: fp64, size control, integer dot */
+    VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR idp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
     VkPhysicalDeviceSubgroupSizeControlPropertiesEXT scp = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT,
+        .pNext = has_ext[1] ? &idp : NULL};
     VkPhysicalDeviceSubgroupProperties sgp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                               .pNext = &scp};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sgp};
@@ -256,9 +278,11 @@ static void ctx_init(void)
     ctx.props = p2.properties;
     ctx.subgroup = sgp.subgroupSize;
     vkGetPhysicalDeviceMemoryProperties(ctx.phys, &ctx.mem);
-    uint32_t next = 0;
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT scf = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
+        .pNext = has_ext[1] ? &idf : NULL};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &scf};
     vkGetPhysicalDeviceFeatures2(ctx.phys, &f2);
     const VkSubgroupFeatureFlags need_ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
@@ -278,6 +302,8 @@ static void ctx_init(void)
     ctx.size_control = scf.subgroupSizeControl && (scp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                        scp.minSubgroupSize <= ctx.subgroup && ctx.subgroup <= scp.maxSubgroupSize;
     ctx.full_subgroups = scf.computeFullSubgroups;
+    ctx.int_dot = has_ext[1] && idf.shaderIntegerDotProduct;
+    ctx.int_dot_fast = ctx.int_dot && idp.integerDotProduct4x8BitPackedSignedAccelerated;
 
     /* a compute queue with timestamps */
     vkGetPhysicalDeviceQueueFamilyProperties(ctx.phys, &n, NULL);
@@ -299,28 +325,27 @@ static void ctx_init(void)
     VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = ctx.family,
                                    .queueCount = 1, .pQueuePriorities = &prio};
     VkPhysicalDeviceFeatures feats = {.shaderFloat64 = VK_TRUE};
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf_on = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR,
+        .shaderIntegerDotProduct = VK_TRUE};
     VkPhysicalDeviceSubgroupSizeControlFeaturesEXT scf_on = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
         .subgroupSizeControl = ctx.size_control ? VK_TRUE : VK_FALSE,
         .computeFullSubgroups = ctx.full_subgroups ? VK_TRUE : VK_FALSE};
-    const char *ext = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
-    int has_ext = 0;
-    VK(vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, NULL));
-    VkExtensionProperties *exts = calloc(next ? next : 1, sizeof *exts);
-    if (!exts) {
-        snprintf(err, errlen, "out of host memory");
-        goto fail;
-    }
-    if (vkEnumerateDeviceExtensionProperties(ctx.phys, NULL, &next, exts) == VK_SUCCESS)
-        for (uint32_t i = 0; i < next; i++)
-            has_ext |= strcmp(exts[i].extensionName, ext) == 0;
-    free(exts);
-    if (!has_ext && ctx.props.apiVersion < VK_API_VERSION_1_3)
+    if (!has_ext[0] && ctx.props.apiVersion < VK_API_VERSION_1_3)
         ctx.size_control = ctx.full_subgroups = 0, scf_on.subgroupSizeControl = scf_on.computeFullSubgroups = 0;
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                              .pNext = (ctx.size_control || ctx.full_subgroups) ? &scf_on : NULL,
+    const char *on_ext[2];
+    uint32_t n_on = 0;
+    void *chain = NULL;
+    if (has_ext[0])
+        on_ext[n_on++] = want_ext[0];
+    if (ctx.int_dot)
+        on_ext[n_on++] = want_ext[1], idf_on.pNext = chain, chain = &idf_on;
+    if (ctx.size_control || ctx.full_subgroups)
+        scf_on.pNext = chain, chain = &scf_on;
+    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = chain,
                               .queueCreateInfoCount = 1, .pQueueCreateInfos = &qci, .pEnabledFeatures = &feats,
-                              .enabledExtensionCount = has_ext ? 1u : 0u, .ppEnabledExtensionNames = &ext};
+                              .enabledExtensionCount = n_on, .ppEnabledExtensionNames = on_ext};
     VK(vkCreateDevice(ctx.phys, &dci, NULL, &ctx.dev));
     vkGetDeviceQueue(ctx.dev, ctx.family, 0, &ctx.queue);
     VkCommandPoolCreateInfo cpi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -348,11 +373,16 @@ static void ctx_init(void)
     VK(vkCreatePipelineLayout(ctx.dev, &pli, NULL, &ctx.layout));
     const int cpu = ctx.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     snprintf(ctx.describe, sizeof ctx.describe,
-             "%s (%s%s), Vulkan %u.%u.%u, driver 0x%x, subgroup %u%s, timestamps %u bits x %.3g ns", ctx.props.deviceName,
-             type_name(ctx.props.deviceType), cpu ? ": CPU emulation, times are not GPU performance numbers" : "",
+             "%s (%s%s), Vulkan %u.%u.%u, driver 0x%x, subgroup %u%s, integer dot product %s, timestamps %u bits x "
+             "%.3g ns",
+             ctx.props.deviceName, type_name(ctx.props.deviceType),
+             cpu ? ": CPU emulation, times are not GPU performance numbers" : "",
              VK_API_VERSION_MAJOR(ctx.props.apiVersion), VK_API_VERSION_MINOR(ctx.props.apiVersion),
              VK_API_VERSION_PATCH(ctx.props.apiVersion), ctx.props.driverVersion, ctx.subgroup,
-             ctx.size_control ? " (required)" : "", ctx.valid_bits, (double)ctx.props.limits.timestampPeriod);
+             ctx.size_control ? " (required)" : "",
+             ctx.int_dot_fast ? "(4x8-bit packed, accelerated)" : ctx.int_dot ? "(4x8-bit packed, not accelerated)"
+                                                                              : "absent",
+             ctx.valid_bits, (double)ctx.props.limits.timestampPeriod);
     free(devs);
     free(fams);
     return;
@@ -367,6 +397,19 @@ const char *hsdr_vulkan_unavailable(void)
 {
     pthread_once(&ctx_once, ctx_init);
     return ctx.why[0] ? ctx.why : NULL;
+}
+
+const char *hsdr_vulkan_int_dot_unavailable(void)
+{
+    static char why[640];
+    const char *base = hsdr_vulkan_unavailable();
+    if (base)
+        return base;
+    if (ctx.int_dot)
+        return NULL;
+    snprintf(why, sizeof why, "%s lacks shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product, core in Vulkan "
+             "1.3), which this shader's OpSDot needs", ctx.props.deviceName);
+    return why;
 }
 
 /* ---- buffers ---- */
@@ -532,6 +575,7 @@ typedef struct {
     unsigned outs; /* FLAG_A, FLAG_Q: the optional outputs it can write */
     /* local size and rows per workgroup at K, N, R on this device */
     void (*shape)(int K, int N, int R, uint32_t *local, uint32_t *rpw);
+    int int_dot; /* built with HSDR_INT_DOT: needs shaderIntegerDotProduct */
 } vk_kernel;
 
 /* production: RPW rows of G blocks in shared memory (8 bytes a block), half the device's limit at most */
@@ -562,13 +606,15 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_kernel k_production = {"production", hsdr_spv_production, sizeof hsdr_spv_production, 0, 0,
-                                       production_shape};
+                                       production_shape, 0};
+static const vk_kernel k_q8_0_dot = {"q8_0_dot", hsdr_spv_q8_0_dot, sizeof hsdr_spv_q8_0_dot, 0, 0, production_shape,
+                                     1};
 static const vk_kernel k_direct = {"direct", hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A,
-                                   row_per_subgroup_shape};
+                                   row_per_subgroup_shape, 0};
 static const vk_kernel k_q1516 = {"q1516", hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q,
-                                  row_per_subgroup_shape};
+                                  row_per_subgroup_shape, 0};
 static const vk_kernel k_stateset = {"stateset", hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A,
-                                     stateset_shape};
+                                     stateset_shape, 0};
 
 /* ---- the device ops ---- */
 
@@ -752,7 +798,8 @@ fail:
 static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
                      hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen)
 {
-    const char *why = hsdr_vulkan_unavailable();
+    const char *why = ((const vk_kernel *)v->device->impl)->int_dot ? hsdr_vulkan_int_dot_unavailable()
+                                                                    : hsdr_vulkan_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
@@ -1099,6 +1146,7 @@ static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run 
      .output = vk_output, .destroy = vk_destroy, .l2_bytes = vk_l2_bytes, .describe = vk_describe,                    \
      .read_create = vk_read_create, .token_create = vk_token_create, .impl = &(kernel)}
 const hsdr_device_ops hsdr_vulkan_production_ops = VK_OPS(k_production);
+const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = VK_OPS(k_q8_0_dot);
 const hsdr_device_ops hsdr_vulkan_direct_ops = VK_OPS(k_direct);
 const hsdr_device_ops hsdr_vulkan_stateset_ops = VK_OPS(k_stateset);
 const hsdr_device_ops hsdr_vulkan_q1516_ops = VK_OPS(k_q1516);

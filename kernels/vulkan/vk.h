@@ -17,6 +17,8 @@
 /* NULL when a Vulkan device can run the shaders (fp64, subgroup basic/ballot/arithmetic/shuffle in compute,
  * timestamps on a compute queue; 64-bit integers are 32-bit word pairs, so shaderInt64 is not needed), else why not. */
 const char *hsdr_vulkan_unavailable(void);
+/* The same, and NULL only where the device also has shaderIntegerDotProduct (the shaders built with HSDR_INT_DOT). */
+const char *hsdr_vulkan_int_dot_unavailable(void);
 
 /* The checking interface of every Vulkan variant: its own timed path (the encode and upload of set_input, one sample
  * of mark / enqueue / mark / elapsed, outputs back), so the code checked against the vectors is the code that is
@@ -25,6 +27,8 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
 
 /* vulkan.production: PTQ1_0 x Q8_0, y bit-identical to the CPU production path (fused). */
 extern const hsdr_device_ops hsdr_vulkan_production_ops;
+/* vulkan.q8_0_dot: the same design and bits, each 32-block's integer sum by the SPIR-V integer dot product (OpSDot). */
+extern const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops;
 /* vulkan.direct: direct 8-phase A[8] per group, phase sums by subgroupAdd; exact A, fp64 group sums. */
 extern const hsdr_device_ops hsdr_vulkan_direct_ops;
 /* vulkan.stateset: ballot state sets per tile of R rows and group, subgroupBallotBitCount per row, folded to A[8]. */
