@@ -285,6 +285,15 @@ const hsdr_variant hsdr_registry[] = {
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 8, D(REDUCE) = 9, D(SCALE) = 5}, .device = &hsdr_vulkan_q8_0_dot_ops},
+    {.name = "vulkan.mmvq", .backend = "vulkan", .family = "baseline",
+     .summary = "the fork's Vulkan PTQ1_0 mat-vec for K > 4096 on NVIDIA (mul_mat_vecq_ptq1_0.comp at 5a398c96): x "
+                "quantized to q8_1 on the device, two invocations per block, digits two bytes at a time by x3 steps "
+                "against pre-masked activation words with OpSDot, the -1 folded into the blocks' s; fmas fused and "
+                "a fixed butterfly where the fork leaves them to the device: y bit-identical to its C sequence",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
+     .q8_1_order = hsdr_vulkan_mmvq_order, .depth = {D(ENCODE) = 12, D(DECODE) = 6, D(REDUCE) = 12, D(SCALE) = 8},
+     .device = &hsdr_vulkan_mmvq_ops},
     {.name = "vulkan.direct", .backend = "vulkan", .family = "direct",
      .summary = "direct 8-phase: a subgroup per row, its lanes own lanes of every group and keep eight phase "
                 "partials, subgroupAdd of each to the exact A[8] (any subgroup size); fp64 group sums",

@@ -72,10 +72,68 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
+/* The Vulkan integer-dot sequence (hsdr_q8_1_order.vk_wg > 0; matvec.h says what it pins). */
+static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const hsdr_block_q8_1 *q, float *y)
+{
+    enum { MAX_WG = 1024 };
+    const int G = K / HSDR_QK, pairs = wg / 2, nsg = wg / sg;
+    float p[MAX_WG], v[MAX_WG];
+    for (int r = 0; r < N; r++) {
+        for (int i = 0; i < wg; i++)
+            p[i] = 0.0f;
+        for (int b = 0; b < G; b++) {
+            const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
+            const hsdr_block_q8_1 *a = q + 4 * (size_t)b;
+            int8_t t[HSDR_QK];
+            hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+            int32_t acc[2][2][3] = {{{0}}}; /* [sub][A, B][digit positions 0-1, 2-3, 4] */
+            for (int e = 0; e < HSDR_QK; e++) {
+                /* the byte and digit position of weight e (spec/ptq1_0.md section 1) */
+                const int byte = e < 80 ? e & 15 : e < 120 ? 16 + ((e - 80) & 7) : 24 + ((e - 120) & 1);
+                const int n = e < 80 ? e >> 4 : e < 120 ? (e - 80) >> 3 : 4;
+                const int sub = byte >= 12, part = byte - 12 * sub >= 4;
+                acc[sub][part][n < 2 ? 0 : n < 4 ? 1 : 2] += (t[e] + 1) * a[e / 32].qs[e % 32];
+            }
+            const float dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+            float ds[4], ss[4];
+            for (int k = 0; k < 4; k++)
+                ds[k] = hsdr_fp16_to_fp32(a[k].d), ss[k] = hsdr_fp16_to_fp32(a[k].s);
+            for (int sub = 0; sub < 2; sub++) {
+                const float dB[3] = {sub ? ds[2] : ds[0], sub ? ds[3] : ds[1], sub ? ds[3] : ds[2]};
+                const float bias = sub ? ss[2] + ss[3] : ss[0] + ss[1];
+                float sum = fmaf(dB[2], (float)acc[sub][1][2], -bias);
+                sum = fmaf(dB[1], (float)acc[sub][1][1], sum);
+                sum = fmaf(dB[0], (float)acc[sub][1][0], sum);
+                sum = fmaf(ds[2], (float)acc[sub][0][2], sum);
+                sum = fmaf(ds[1], (float)acc[sub][0][1], sum);
+                sum = fmaf(ds[0], (float)acc[sub][0][0], sum);
+                const int tid = 2 * (b % pairs) + sub;
+                p[tid] = fmaf(dw, sum, p[tid]);
+            }
+        }
+        float total = 0.0f;
+        for (int s = 0; s < nsg; s++) { /* each subgroup's xor butterfly; lane 0's value */
+            float *u = p + s * sg;
+            for (int o = sg / 2; o >= 1; o /= 2) {
+                for (int l = 0; l < sg; l++)
+                    v[l] = u[l] + u[l ^ o];
+                memcpy(u, v, sizeof(float) * (size_t)sg);
+            }
+            total = nsg == 1 ? u[0] : total + u[0];
+        }
+        y[r] = total;
+    }
+}
+
 void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
                       float *y)
 {
     enum { MAX_LANES = 32, MAX_WARPS = 32 };
+    if (order.vk_wg > 0) {
+        hsdr_q8_1_quantize_recip(x, (size_t)K, y_q8);
+        matvec_q8_1_vk(W, K, N, order.vk_wg, order.vk_sg, y_q8, y);
+        return;
+    }
     const int G = K / HSDR_QK, lanes = order.lanes, threads = order.pt4 ? 1 : order.lanes * order.warps;
     hsdr_q8_1_quantize(x, (size_t)K, y_q8);
     for (int r = 0; r < N; r++) {
@@ -118,31 +176,31 @@ void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_
 void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
                             float *y)
 {
-    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false}, y_q8, y);
+    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false, 0, 0}, y_q8, y);
 }
 
 hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N)
 {
     (void)N;
-    return K / HSDR_QK < 128 ? (hsdr_q8_1_order){32, 1, false} : (hsdr_q8_1_order){32, 4, false};
+    return K / HSDR_QK < 128 ? (hsdr_q8_1_order){32, 1, false, 0, 0} : (hsdr_q8_1_order){32, 4, false, 0, 0};
 }
 
 hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){1, 1, true};
+    return (hsdr_q8_1_order){1, 1, true, 0, 0};
 }
 
 hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false};
+    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false, 0, 0};
 }
 
 hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N)
 {
     (void)K;
-    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false};
+    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false, 0, 0};
 }
 
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)

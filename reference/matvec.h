@@ -27,10 +27,21 @@ float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, 
  * pt4 (the fork's planar PT kernel; lanes and warps unused): each block's value is rounded on its own,
  * p_b = d_w * acc_b (an unfused multiply), and one thread adds them into four accumulators from +0: blocks 4i + m
  * into s_m for every complete quad in increasing i, the remaining K/128 mod 4 blocks into s_0 in order; then
- * y = (s_0 + s_1) + (s_2 + s_3). */
+ * y = (s_0 + s_1) + (s_2 + s_3). *
+ * vk_wg > 0 (lanes, warps and pt4 unused): the Vulkan integer-dot sequence of the fork's mul_mat_vecq_ptq1_0.comp
+ * (docs/vulkan-production.md section 3) with the choices that pin its bits: activations by
+ * hsdr_q8_1_quantize_recip; a workgroup of vk_wg invocations in subgroups of vk_sg takes a row, two invocations per
+ * 128-block (block b to pair b mod (vk_wg / 2), sub 0 on qs bytes 0..11, sub 1 on bytes 12..23 and qh), each with
+ * exact integer sums of digit (0..2) times q: A over its first four bytes, B over the rest, split by digit position
+ * (0-1, 2-3, 4; the qh digits with 4), scaled by the d of the Q8_1 block they fall in; per block the fused chain
+ * sum = fma(dA0, A0, fma(dA1, A1, fma(dA2, A2, fma(dB0, B0, fma(dB1, B1, fma(dB2, B2, -bias)))))) with bias =
+ * s_0 + s_1 (sub 0) or s_2 + s_3 (sub 1), then p = fma(d_w, sum, p) over its blocks in increasing order; each
+ * subgroup's xor butterfly (o = vk_sg / 2, ..., 1; lane 0's value); y = that of the one subgroup, or with several
+ * ((+0 + s_0) + s_1) + ... in subgroup order. */
 typedef struct {
     int lanes, warps;
     bool pt4;
+    int vk_wg, vk_sg;
 } hsdr_q8_1_order;
 void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
                       float *y);

@@ -51,3 +51,18 @@ void hsdr_q8_1_quantize(const float *x, size_t k, hsdr_block_q8_1 *y)
         y[b].s = hsdr_fp32_to_fp16(d * (float)sum);
     }
 }
+
+void hsdr_q8_1_quantize_recip(const float *x, size_t k, hsdr_block_q8_1 *y)
+{
+    for (size_t b = 0; b < k / HSDR_Q8_BLOCK; b++, x += HSDR_Q8_BLOCK) {
+        const float amax = block_amax(x), d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < HSDR_Q8_BLOCK; j++) {
+            const int q = (int)roundf(x[j] * id);
+            y[b].qs[j] = (int8_t)q;
+            sum += q;
+        }
+        y[b].d = hsdr_fp32_to_fp16(d);
+        y[b].s = hsdr_fp32_to_fp16((float)sum * d);
+    }
+}

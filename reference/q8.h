@@ -28,5 +28,9 @@ typedef struct {
 void hsdr_q8_0_quantize_x86(const float *x, size_t k, hsdr_block_q8_0 *y);
 void hsdr_q8_0_quantize_portable(const float *x, size_t k, hsdr_block_q8_0 *y);
 void hsdr_q8_1_quantize(const float *x, size_t k, hsdr_block_q8_1 *y);
+/* The same with a reciprocal, as the Vulkan quantizer (ggml's quantize_q8_1.comp) writes it: d = amax / 127,
+ * q = round(x * (1 / d)) (0 when d = 0), every operation one fp32 rounding, round half away from zero; s = fp16(d *
+ * sum q). Differs from hsdr_q8_1_quantize where x * (1 / d) and x / d round to different integers. */
+void hsdr_q8_1_quantize_recip(const float *x, size_t k, hsdr_block_q8_1 *y);
 
 #endif

@@ -5,7 +5,9 @@
  * block's value from the CPU production dot of a one-block row (fused, on the same Q8_1 scales and integers), the
  * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
  * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
- * bound. Last, every registry variant that writes y_q8_1 must name a valid order (the checker calls it).
+ * bound. The Vulkan integer-dot sequence (vk_wg > 0: one or four subgroups of 8 or 32) is held to its own formula
+ * evaluated in fp64 on the same q8_1 values, within the bound of its fp32 steps. Last, every registry variant that
+ * writes y_q8_1 must name a valid order (the checker calls it).
  * Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
@@ -31,7 +33,7 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false};
+        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false, 0, 0};
         int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? o.lanes * o.warps : KMAX / HSDR_QK);
         if (it % 5 == 4) /* the SOA_ISUM order on both sides of its threshold (127, 128 and 136 blocks) */
             G = it % 3 == 0 ? 127 : it % 3 == 1 ? 128 : 136;
@@ -43,6 +45,8 @@ int main(void)
             o = hsdr_cuda_lanes8_order(K, N);
         else if (it % 7 == 5)
             o = hsdr_cuda_pt_order(K, N);
+        else if (it % 11 == 6) /* the Vulkan integer-dot sequence: 1 or 4 subgroups of 8 or 32 */
+            o.vk_sg = it % 4 < 2 ? 8 : 32, o.vk_wg = o.vk_sg * (it % 2 ? 4 : 1);
         const int lanes = o.lanes, threads = o.pt4 ? KMAX : o.lanes * o.warps;
         for (int r = 0; r < N; r++)
             random_ptq1_0_blocks(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, (size_t)G);
@@ -51,7 +55,7 @@ int main(void)
             x[k] = (float)(hsdr_rng_gaussian(&rng) * scale);
         for (int r = 0; r < N; r++)
             y[r] = NAN; /* poison */
-        if (o.warps == 1 && !o.pt4 && it % 2)
+        if (o.warps == 1 && !o.pt4 && o.vk_wg == 0 && it % 2)
             hsdr_matvec_q8_1_lanes(W, x, K, N, lanes, q, y);
         else
             hsdr_matvec_q8_1(W, x, K, N, o, q, y);
@@ -62,6 +66,37 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
+            if (o.vk_wg > 0) {
+                /* the sequence's own formula in fp64 on the same q8_1 values (the fp16 s included): every term is
+                 * exact in fp64 (24-bit scales times integers below 2^15); the fp32 sequence rounds each of a
+                 * block's 8 steps, each lane's sum over its G / (wg / 2) blocks, the log2(sg) butterfly adds and the
+                 * wg / sg subgroup adds, each by at most 2^-24 of a partial bounded by the sum of |terms| */
+                double want = 0.0, terms = 0.0;
+                for (int b = 0; b < G; b++) {
+                    const uint8_t *blk = row + (size_t)b * HSDR_PTQ1_0_BYTES;
+                    int8_t t[HSDR_QK];
+                    hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
+                    const double dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+                    double v = 0.0, m = 0.0;
+                    for (int k = 0; k < 4; k++) {
+                        const hsdr_block_q8_1 *a = &q[4 * b + k];
+                        double digit_q = 0.0;
+                        for (int j = 0; j < 32; j++)
+                            digit_q += (double)((t[32 * k + j] + 1) * a->qs[j]);
+                        v += hsdr_fp16_to_fp32(a->d) * digit_q - hsdr_fp16_to_fp32(a->s);
+                        m += fabs(hsdr_fp16_to_fp32(a->d) * digit_q) + fabs(hsdr_fp16_to_fp32(a->s));
+                    }
+                    want += dw * v;
+                    terms += fabs(dw) * m;
+                }
+                int log_sg = 0;
+                while ((1 << log_sg) < o.vk_sg)
+                    log_sg++;
+                const double bound = (8.0 + G / (o.vk_wg / 2) + 1 + log_sg + o.vk_wg / o.vk_sg) * 0x1p-24 * terms;
+                CHECK(fabs((double)y[r] - want) <= bound, "K=%d N=%d vk %d/%d row %d: %.9g against its formula %.17g "
+                      "(bound %.3g)", K, N, o.vk_wg, o.vk_sg, r, (double)y[r], want, bound);
+                continue; /* the q8_1 bias's fp16 s moves y from the exact product by more than the bound below */
+            }
             if (o.pt4) { /* every block rounded alone, four interleaved accumulators, the tail into the first */
                 float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 for (int b = 0; b < G; b++)
@@ -115,10 +150,13 @@ int main(void)
         for (int a = 0; a < 4 && v->q8_1_order; a++)
             for (int b = 0; b < 4; b++) {
                 const hsdr_q8_1_order o = v->q8_1_order(Ks[a], Ns[b]);
+                const int sg = o.vk_sg, wg = o.vk_wg;
                 CHECK(o.pt4 || (o.lanes >= 1 && o.lanes <= 32 && (o.lanes & (o.lanes - 1)) == 0 && o.warps >= 1 &&
-                                o.warps <= 32),
-                      "%s: q8_1_order(%d, %d) = {%d lanes, %d warps}: lanes a power of two up to 32, 1..32 warps",
-                      v->name, Ks[a], Ns[b], o.lanes, o.warps);
+                                o.warps <= 32) ||
+                          (sg >= 2 && sg <= 128 && (sg & (sg - 1)) == 0 && wg >= sg && wg <= 1024 && wg % sg == 0),
+                      "%s: q8_1_order(%d, %d) = {%d lanes, %d warps; Vulkan %d / %d}: lanes a power of two up to 32, "
+                      "1..32 warps, or a Vulkan workgroup of whole power-of-two subgroups",
+                      v->name, Ks[a], Ns[b], o.lanes, o.warps, wg, sg);
             }
     }
     return test_finish("test_q8_1_warp");

@@ -7,6 +7,10 @@ if(HSDR_VULKAN_ON)
   # check above would still pass without it
   cli_test(check_vulkan_int_dot 0 "^[1-9][0-9]* passed, 0 failed$"
     -- $<TARGET_FILE:hsdr> check --variant vulkan.q8_0_dot ${VEC}/matvec.json)
+  # the fork's integer-dot path: its device-side q8_1 and y bit for bit against hsdr_matvec_q8_1 in its Vulkan order
+  # (one subgroup below K = 1024, four from it: both reductions)
+  cli_test(check_vulkan_mmvq 0 "^[1-9][0-9]* passed, 0 failed$"
+    -- $<TARGET_FILE:hsdr> check --variant vulkan.mmvq ${VEC}/matvec.json)
   # the timed path validates before it times, also with state sets shared by R > 1 rows and more rows than one
   # dispatch's workgroups hold together
   cli_test(run_vulkan 0 "cases in .*: [1-9][0-9]* ok, 0 failed validation, 0 errors"
@@ -26,6 +30,7 @@ if(HSDR_VULKAN_ON)
     ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
   set_tests_properties(cli.quality_device_same PROPERTIES DEPENDS cli.quality_device
     PASS_REGULAR_EXPRESSION "quality_device: vulkan.production equals cpu.production")
-  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.run_vulkan cli.vulkan_bad_device cli.quality_device
+  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.run_vulkan
+    cli.vulkan_bad_device cli.quality_device
     cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

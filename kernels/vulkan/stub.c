@@ -26,6 +26,13 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_vulkan_production_ops = {0};
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = {0};
+const hsdr_device_ops hsdr_vulkan_mmvq_ops = {0};
+
+hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
+{
+    (void)K, (void)N;
+    return (hsdr_q8_1_order){32, 1, false, 0, 0}; /* never used: the variant cannot run */
+}
 const hsdr_device_ops hsdr_vulkan_direct_ops = {0};
 const hsdr_device_ops hsdr_vulkan_stateset_ops = {0};
 const hsdr_device_ops hsdr_vulkan_q1516_ops = {0};

@@ -20,6 +20,8 @@
 #include "direct_spv.h"
 #include "production_spv.h"
 #include "q8_0_dot_spv.h"
+#include "mmvq_spv.h"
+#include "quantize_q8_1_spv.h"
 #include "q1516_spv.h"
 #include "read_spv.h"
 #include "stateset_spv.h"
@@ -576,6 +578,12 @@ typedef struct {
     /* local size and rows per workgroup at K, N, R on this device */
     void (*shape)(int K, int N, int R, uint32_t *local, uint32_t *rpw);
     int int_dot; /* built with HSDR_INT_DOT: needs shaderIntegerDotProduct */
+    /* f32: the activations are x as fp32 (binding ACT) and the kernel's own encode, shader pre_spv (stage encode, a
+     * 32-invocation workgroup per 128 values), writes what the mat-vec reads into binding SCALE (scale_bytes(K)) */
+    int f32;
+    const uint32_t *pre_spv;
+    size_t pre_spv_bytes;
+    size_t (*scale_bytes)(int K);
 } vk_kernel;
 
 /* production: RPW rows of G blocks in shared memory (8 bytes a block), half the device's limit at most */
@@ -597,6 +605,21 @@ static void row_per_subgroup_shape(int K, int N, int R, uint32_t *local, uint32_
     *rpw = 4;
 }
 
+/* the fork's integer-dot mat-vec (docs/vulkan-production.md section 3): 4 rows a workgroup of one subgroup, or of
+ * four where N <= 8192 and K >= 1024 (the fork's choice on NVIDIA after Turing) */
+static void mmvq_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)R;
+    *local = (N <= 8192 && K >= 1024 ? 4 : 1) * ctx.subgroup;
+    *rpw = 4;
+}
+
+/* block_q8_1_x4: 144 bytes per 128 values */
+static size_t q8_1_x4_bytes(int K)
+{
+    return (size_t)K / 128 * 144;
+}
+
 /* state sets: a workgroup of one subgroup takes a tile of R rows */
 static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
@@ -606,15 +629,17 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_kernel k_production = {"production", hsdr_spv_production, sizeof hsdr_spv_production, 0, 0,
-                                       production_shape, 0};
+                                       production_shape, 0, 0, NULL, 0, NULL};
 static const vk_kernel k_q8_0_dot = {"q8_0_dot", hsdr_spv_q8_0_dot, sizeof hsdr_spv_q8_0_dot, 0, 0, production_shape,
-                                     1};
+                                     1, 0, NULL, 0, NULL};
+static const vk_kernel k_mmvq = {"mmvq", hsdr_spv_mmvq, sizeof hsdr_spv_mmvq, 0, 0, mmvq_shape, 1, 1,
+                                 hsdr_spv_quantize_q8_1, sizeof hsdr_spv_quantize_q8_1, q8_1_x4_bytes};
 static const vk_kernel k_direct = {"direct", hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A,
-                                   row_per_subgroup_shape, 0};
+                                   row_per_subgroup_shape, 0, 0, NULL, 0, NULL};
 static const vk_kernel k_q1516 = {"q1516", hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q,
-                                  row_per_subgroup_shape, 0};
+                                  row_per_subgroup_shape, 0, 0, NULL, 0, NULL};
 static const vk_kernel k_stateset = {"stateset", hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A,
-                                     stateset_shape, 0};
+                                     stateset_shape, 0, 0, NULL, 0, NULL};
 
 /* ---- the device ops ---- */
 
@@ -643,7 +668,7 @@ struct hsdr_device_run {
     vkbuf *w;                       /* ncopies weight copies (RUN_READ: the buffers it reads) */
     vkbuf act, scale, y, A, qg, qr; /* RUN_READ: y is the sink */
     unsigned flags;                 /* outputs written (FLAG_A, FLAG_Q) */
-    VkPipeline pipe;
+    VkPipeline pipe, pre;           /* the mat-vec; the kernel's own encode (vk_kernel.pre_spv) or none */
     VkDescriptorPool dpool;
     VkDescriptorSet *sets;          /* one per copy */
     uint32_t local, rpw;
@@ -707,6 +732,8 @@ static void run_destroy(hsdr_device_run *r)
     buf_free(&r->qr);
     if (r->pipe)
         vkDestroyPipeline(ctx.dev, r->pipe, OBJ_ALLOC);
+    if (r->pre)
+        vkDestroyPipeline(ctx.dev, r->pre, OBJ_ALLOC);
     if (r->dpool)
         vkDestroyDescriptorPool(ctx.dev, r->dpool, OBJ_ALLOC);
     free(r->sets);
@@ -777,8 +804,9 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
         if (buf_create(&r->w[c], wbytes, 0, err, errlen) != 0 ||
             buf_copy(&r->w[c], 0, (void *)W, wbytes, 1, err, errlen) != 0)
             goto fail;
-    if (buf_create(&r->act, (size_t)K, 0, err, errlen) != 0 ||
-        buf_create(&r->scale, sizeof(float) * (size_t)(K / 32), 0, err, errlen) != 0 ||
+    if (buf_create(&r->act, (k->f32 ? sizeof(float) : 1) * (size_t)K, 0, err, errlen) != 0 ||
+        buf_create(&r->scale, k->scale_bytes ? k->scale_bytes(K) : sizeof(float) * (size_t)(K / 32), 0, err,
+                   errlen) != 0 ||
         buf_create(&r->y, sizeof(float) * (size_t)N, 0, err, errlen) != 0 ||
         buf_create(&r->A, (r->flags & FLAG_A) ? sizeof(int32_t) * 8 * (size_t)N * r->G : 16, 0, err, errlen) != 0 ||
         buf_create(&r->qg, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N * r->G : 16, 0, err, errlen) != 0 ||
@@ -786,6 +814,8 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
         goto fail;
     k->shape(K, N, R, &r->local, &r->rpw);
     if (!(r->pipe = pipeline_create(k->spv, k->spv_bytes, r->local, r->rpw, (uint32_t)r->G, err, errlen)) ||
+        (k->pre_spv &&
+         !(r->pre = pipeline_create(k->pre_spv, k->pre_spv_bytes, 32, 1, (uint32_t)r->G, err, errlen))) ||
         sets_create(r, NULL, err, errlen) != 0)
         goto fail;
     *out = r;
@@ -828,6 +858,14 @@ static int upload_act(hsdr_device_run *r, const float *x, const uint8_t *codes, 
                       size_t errlen)
 {
     const size_t K = (size_t)r->K;
+    if (r->k->f32) { /* the kernel encodes x itself */
+        if (!x) {
+            snprintf(err, errlen, "vulkan.%s: the kernel quantizes x itself and was given LNS8 codes instead",
+                     r->k->name);
+            return -1;
+        }
+        return buf_copy(&r->act, 0, (void *)x, sizeof(float) * K, 1, err, errlen);
+    }
     uint8_t *bytes = malloc(K);
     float *scales = malloc(sizeof(float) * (K / 32));
     int rc = -1;
@@ -884,11 +922,22 @@ static void barrier(VkCommandBuffer cmd)
 
 /* The dispatches of one full matvec of run r on weight copy `copy` (in chunks of at most the device's workgroup
  * count). */
-static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy)
+static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy, int stage)
 {
+    const uint32_t cap = ctx.props.limits.maxComputeWorkGroupCount[0];
+    if (r->pre && stage != HSDR_STAGE_REDUCE) { /* the kernel's encode: a workgroup per 128 values */
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pre);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
+        const uint32_t pc[7] = {(uint32_t)r->K, (uint32_t)r->N, (uint32_t)r->G, 0, 0, 0, 0};
+        vkCmdPushConstants(cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, pc);
+        vkCmdDispatch(cmd, (uint32_t)r->G, 1, 1); /* G is far below any device's limit on a group count */
+        if (stage == HSDR_STAGE_ENCODE)
+            return;
+        barrier(cmd);
+    }
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
-    const uint32_t groups = ((uint32_t)r->N + r->rpw - 1) / r->rpw, cap = ctx.props.limits.maxComputeWorkGroupCount[0];
+    const uint32_t groups = ((uint32_t)r->N + r->rpw - 1) / r->rpw;
     for (uint32_t g0 = 0; g0 < groups; g0 += cap) {
         const uint32_t pc[7] = {(uint32_t)r->K, (uint32_t)r->N, (uint32_t)r->G, (uint32_t)r->e, r->flags,
                                 (uint32_t)r->R, g0 * r->rpw};
@@ -925,20 +974,21 @@ static int enqueue_locked(hsdr_device_run *r, int copy, int stage, char *err, si
                  run_name(r), hsdr_stage_name((hsdr_stage)stage));
         return -1;
     }
-    if (stage >= 0 && stage != HSDR_STAGE_REDUCE) { /* the encode runs on the host; the dispatch is one stage */
+    if (stage >= 0 && stage != HSDR_STAGE_REDUCE && !(stage == HSDR_STAGE_ENCODE && r->pre)) {
+        /* the encode runs on the host, but for a kernel that encodes x itself: one dispatch, or those two */
         snprintf(err, errlen, "stage %s has no separate Vulkan dispatch", hsdr_stage_name((hsdr_stage)stage));
         return -1;
     }
     if (c->launches++ > 0)
         barrier(c->cmd); /* consecutive launches of one sample may be dependent */
     switch (r->kind) {
-    case RUN_MATVEC: record(c->cmd, r, copy); break;
+    case RUN_MATVEC: record(c->cmd, r, copy, stage); break;
     case RUN_READ: record_read(c->cmd, r, copy); break;
     case RUN_TOKEN:
         for (int i = 0; i < r->nruns; i++) {
             if (i)
                 barrier(c->cmd); /* a token's GEMVs are dependent */
-            record(c->cmd, r->runs[i], 0);
+            record(c->cmd, r->runs[i], 0, -1);
         }
         break;
     }
@@ -1147,6 +1197,16 @@ static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run 
      .read_create = vk_read_create, .token_create = vk_token_create, .impl = &(kernel)}
 const hsdr_device_ops hsdr_vulkan_production_ops = VK_OPS(k_production);
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = VK_OPS(k_q8_0_dot);
+const hsdr_device_ops hsdr_vulkan_mmvq_ops = VK_OPS(k_mmvq);
+
+hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
+{
+    if (hsdr_vulkan_int_dot_unavailable()) /* never run here: any valid order */
+        return (hsdr_q8_1_order){32, 1, false, 0, 0};
+    uint32_t local, rpw;
+    mmvq_shape(K, N, 1, &local, &rpw);
+    return (hsdr_q8_1_order){1, 1, false, (int)local, (int)ctx.subgroup};
+}
 const hsdr_device_ops hsdr_vulkan_direct_ops = VK_OPS(k_direct);
 const hsdr_device_ops hsdr_vulkan_stateset_ops = VK_OPS(k_stateset);
 const hsdr_device_ops hsdr_vulkan_q1516_ops = VK_OPS(k_q1516);

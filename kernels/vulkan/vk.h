@@ -29,6 +29,11 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
 extern const hsdr_device_ops hsdr_vulkan_production_ops;
 /* vulkan.q8_0_dot: the same design and bits, each 32-block's integer sum by the SPIR-V integer dot product (OpSDot). */
 extern const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops;
+/* vulkan.mmvq: the fork's integer-dot mat-vec for K > 4096 on NVIDIA (docs/vulkan-production.md section 3): x
+ * quantized to q8_1 on the device, then OpSDot on two bytes of digits at a time; y bit for bit against
+ * hsdr_matvec_q8_1 in the order below (the workgroup and subgroup sizes it runs with on this device). */
+extern const hsdr_device_ops hsdr_vulkan_mmvq_ops;
+hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N);
 /* vulkan.direct: direct 8-phase A[8] per group, phase sums by subgroupAdd; exact A, fp64 group sums. */
 extern const hsdr_device_ops hsdr_vulkan_direct_ops;
 /* vulkan.stateset: ballot state sets per tile of R rows and group, subgroupBallotBitCount per row, folded to A[8]. */
