@@ -131,15 +131,25 @@ __device__ __forceinline__ int prescale_e(const float *x, int K)
     return e;
 }
 
-/* The encode: one CTA per 128-code group, each finding e over all of x (K floats from L2: cheaper than a second
- * launch) and encoding its group; CTA 0 stores e. */
-__global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_encode_lns8(const float *x, int K, uint8_t *codes)
+/* Group blockIdx.x of the encode, by an ENCODE_THREADS CTA: e over all of x (K floats from L2: cheaper than a second
+ * launch), the group's codes (also into keep[0..127] when given), and e stored by CTA 0. */
+__device__ __forceinline__ void encode_group(const float *x, int K, uint8_t *codes, uint8_t *keep)
 {
     const int e = prescale_e(x, K), i = 128 * (int)blockIdx.x + (int)threadIdx.x;
-    if (threadIdx.x < 128 && i < K)
-        codes[i] = encode_one(x[i], e);
+    if (threadIdx.x < 128 && i < K) {
+        const uint8_t c = encode_one(x[i], e);
+        codes[i] = c;
+        if (keep)
+            keep[threadIdx.x] = c;
+    }
     if (blockIdx.x == 0 && threadIdx.x == 0)
         *prescale_of(codes, K) = e;
+}
+
+/* The encode: one CTA per 128-code group. */
+__global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_encode_lns8(const float *x, int K, uint8_t *codes)
+{
+    encode_group(x, K, codes, NULL);
 }
 
 /* The four trits of lanes 4j..4j+3 of a PTQ1_0 block, in lane order, as -1/0/+1. */
@@ -330,13 +340,9 @@ __global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_mma_prep(const float *
     const int g = (int)blockIdx.x, tid = (int)threadIdx.x;
     cudaGridDependencySynchronize();
     cudaTriggerProgrammaticLaunchCompletion();
-    if (enc) {
-        const int e = prescale_e(x, K);
-        if (tid < 128)
-            cg[tid] = act[128 * g + tid] = encode_one(x[128 * g + tid], e);
-        if (g == 0 && tid == 0)
-            *prescale_of(act, K) = e;
-    } else if (tid < 128) {
+    if (enc)
+        encode_group(x, K, act, cg);
+    else if (tid < 128) {
         cg[tid] = act[128 * g + tid];
     }
     __syncthreads();
@@ -468,6 +474,21 @@ union mma_partial {
     long long q;
 };
 
+/* Group g's B fragments (16 pairs of words, lane `lane`'s of each) and column sums (thread t's two of each n-tile),
+ * from the prep's output. */
+__device__ __forceinline__ void mma_group_operands(const uint8_t *act, int K, int g, int lane, int t, uint2 (&b)[4][4],
+                                                   int (&cs)[4][2])
+{
+    const uint2 *bf = mma_bfrag((uint8_t *)act, K) + (size_t)g * 512;
+    const int *colsum = mma_colsum((uint8_t *)act, K) + 32 * g;
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+        b[i >> 2][i & 3] = bf[32 * i + lane];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        cs[j][0] = colsum[8 * j + 2 * t], cs[j][1] = colsum[8 * j + 2 * t + 1];
+}
+
 /* One 16-row tile of one group, by one warp: the units (digit 1 = trit 0 on rows past N), the 16 mma against the
  * group's fragments b, A[8] per row (into A_out when asked), then d * sum_p A[p] c_p (or Q1516's Q_g, into qg when
  * asked) of rows row0 and row0 + 8 into p[0] and p[8] (added when ADD, else stored) by the threads with t == 0.
@@ -570,19 +591,10 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     __syncwarp();
     cudaGridDependencySynchronize(); /* the prep's B fragments, column sums and e */
     const int e = *prescale_of(act, K);
-    const uint2 *bf = mma_bfrag(act, K);
-    const int *colsum = mma_colsum(act, K);
     for (int g = warp; g < G; g += MMA_WARPS) {
         uint2 b[4][4];
-#pragma unroll
-        for (int s = 0; s < 4; s++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                b[s][j] = bf[(((size_t)g * 4 + s) * 4 + j) * 32 + lane];
         int cs[4][2];
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            cs[j][0] = colsum[32 * g + 8 * j + 2 * t], cs[j][1] = colsum[32 * g + 8 * j + 2 * t + 1];
+        mma_group_operands(act, K, g, lane, t, b, cs);
 #pragma unroll 1
         for (int tile = 0; tile < MMA_TILES; tile++) {
             const int row0 = base + 16 * tile + gid, r0 = row0 < N ? row0 : 0, r1 = row0 + 8 < N ? row0 + 8 : 0;
@@ -664,6 +676,12 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
  * CTAs busy (prepare). */
 enum { MS_WARPS = 8, MS_AHEAD = 3, MS_MAX_ROWS = 512 };
 
+/* the slices of K: MS_WARPS groups each */
+static int ms_slices(int K)
+{
+    return (K / 128 + MS_WARPS - 1) / MS_WARPS;
+}
+
 /* rows per CTA and X for N rows, KS slices and `resident` CTAs on the device at once */
 static void ms_split(int N, int KS, int resident, int *rpc, int *X)
 {
@@ -703,16 +721,8 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
     const int e = *prescale_of(act, K);
     uint2 b[4][4];
     int cs[4][2];
-    if (has) {
-        const uint2 *bf = mma_bfrag(act, K) + (size_t)g * 512;
-        const int *colsum = mma_colsum(act, K) + 32 * g;
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            b[i >> 2][i & 3] = bf[32 * i + lane];
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-            cs[j][0] = colsum[8 * j + 2 * t], cs[j][1] = colsum[8 * j + 2 * t + 1];
-    }
+    if (has)
+        mma_group_operands(act, K, g, lane, t, b, cs);
     for (int i0 = 0; has && i0 < tiles; i0 += MS_AHEAD) {
 #pragma unroll
         for (int k = 0; k < MS_AHEAD; k++) {
@@ -779,7 +789,7 @@ template <bool Q1516, class L>
 static int ms_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
     int dev, sms, per_sm, rpc, X;
-    const int KS = (r->K / 128 + MS_WARPS - 1) / MS_WARPS;
+    const int KS = ms_slices(r->K);
     if (lns8_prepare(r, err, errlen) != 0)
         return -1;
     HSDR_CU(cudaGetDevice(&dev));
@@ -801,7 +811,7 @@ static cudaError_t ms_launch(hsdr_device_run *r, const uint8_t *W, int stage, un
     uint8_t *act = (uint8_t *)r->act;
     const unsigned red = 1u << HSDR_STAGE_REDUCE;
     cudaError_t e = mma_prep_launch<L>(r, stage, &skip, &twice);
-    const int KS = (r->K / 128 + MS_WARPS - 1) / MS_WARPS;
+    const int KS = ms_slices(r->K);
     int rpc, X;
     ms_split(r->N, KS, (int)r->shape.ctas, &rpc, &X);
     mma_partial *slices = (mma_partial *)r->scratch;
