@@ -88,11 +88,11 @@ static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const
             hsdr_ptq1_0_unpack(blk, t, HSDR_DECODE_INT);
             int32_t acc[2][2][3] = {{{0}}}; /* [sub][A, B][digit positions 0-1, 2-3, 4] */
             for (int e = 0; e < HSDR_QK; e++) {
-                /* the byte and digit position of weight e (spec/ptq1_0.md section 1) */
-                const int byte = e < 80 ? e & 15 : e < 120 ? 16 + ((e - 80) & 7) : 24 + ((e - 120) & 1);
-                const int n = e < 80 ? e >> 4 : e < 120 ? (e - 80) >> 3 : 4;
+                int byte, n; /* the qh digits (bytes 24, 25) go with digit position 4 */
+                hsdr_ptq1_0_locate(e, &byte, &n);
                 const int sub = byte >= 12, part = byte - 12 * sub >= 4;
-                acc[sub][part][n < 2 ? 0 : n < 4 ? 1 : 2] += (t[e] + 1) * a[e / 32].qs[e % 32];
+                const int pos = byte >= 24 ? 2 : n < 2 ? 0 : n < 4 ? 1 : 2;
+                acc[sub][part][pos] += (t[e] + 1) * a[e / 32].qs[e % 32];
             }
             const float dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
             float ds[4], ss[4];

@@ -50,11 +50,12 @@ float ptq_scale(uint base)
     return unpackHalf2x16(W[base + 6u] >> 16).x;
 }
 
-// The ternary value (-1, 0, +1) of weight e (0..127) of the block at `base` (spec/ptq1_0.md section 1: the byte and
-// digit of weight e, then digit n of byte b is (3 ((b 3^n) mod 256)) >> 8).
-int ptq_trit(uint base, uint e)
+// 3^n for the digit positions n of a PTQ1_0 byte.
+const uint PTQ_POW3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
+
+// The byte b (0..25) and digit position n of weight e (0..127) of a PTQ1_0 block (spec/ptq1_0.md section 1).
+void ptq_locate(uint e, out uint b, out uint n)
 {
-    uint b, n;
     if (e < 80u) {
         b = e & 15u, n = e >> 4;
     } else if (e < 120u) {
@@ -62,8 +63,15 @@ int ptq_trit(uint base, uint e)
     } else {
         b = 24u + ((e - 120u) & 1u), n = (e - 120u) >> 1;
     }
-    const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
-    uint v = (ptq_byte(base, b) * pow3[n]) & 0xffu;
+}
+
+// The ternary value (-1, 0, +1) of weight e (0..127) of the block at `base`: digit n of byte b is
+// (3 ((b 3^n) mod 256)) >> 8.
+int ptq_trit(uint base, uint e)
+{
+    uint b, n;
+    ptq_locate(e, b, n);
+    uint v = (ptq_byte(base, b) * PTQ_POW3[n]) & 0xffu;
     return int((3u * v) >> 8) - 1;
 }
 
@@ -72,15 +80,15 @@ int ptq_trit(uint base, uint e)
 // of four consecutive bytes (one word); weights 120 .. 127 are digits 0 .. 3 of the two qh bytes, alternating.
 uint ptq_trits4(uint base, uint e)
 {
-    const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
+    uint b, n;
+    ptq_locate(e, b, n);
     uvec4 v;
     if (e < 120u) {
-        const uint b = e < 80u ? (e & 15u) : 16u + ((e - 80u) & 7u), n = e < 80u ? e >> 4 : (e - 80u) >> 3;
         const uint word = W[base + (b >> 2)];
-        v = (uvec4(word, word >> 8, word >> 16, word >> 24) & 0xffu) * pow3[n];
+        v = (uvec4(word, word >> 8, word >> 16, word >> 24) & 0xffu) * PTQ_POW3[n];
     } else {
-        const uint q0 = W[base + 6u] & 0xffu, q1 = (W[base + 6u] >> 8) & 0xffu, n = (e - 120u) >> 1;
-        v = uvec4(q0 * pow3[n], q1 * pow3[n], q0 * pow3[n + 1u], q1 * pow3[n + 1u]);
+        const uint q0 = W[base + 6u] & 0xffu, q1 = (W[base + 6u] >> 8) & 0xffu;
+        v = uvec4(q0 * PTQ_POW3[n], q1 * PTQ_POW3[n], q0 * PTQ_POW3[n + 1u], q1 * PTQ_POW3[n + 1u]);
     }
     const uvec4 t = (((3u * (v & 0xffu)) >> 8) + 255u) & 0xffu; // digit - 1 as a byte
     return t.x | (t.y << 8) | (t.z << 16) | (t.w << 24);
