@@ -10,7 +10,8 @@
 # BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA; its
 # tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
 # GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the matrix rows of the Q8_1 kernels and of
-# the tensor-core HSDR paths, their bonsai2-27b profile and an Nsight Compute pass only (about five minutes).
+# the tensor-core HSDR paths, their bonsai2-27b profile and an Nsight Compute pass only (about five minutes); then,
+# when a Vulkan driver answers, the Vulkan check and the Q8 Vulkan rows beside cuda.production (into $OUT/vulkan).
 # GPU_BENCH_PART=1 or 2: the full run in two calls of the lent machine (each under its 10-minute limit), into the same
 # $OUT names: 1 = the gate, sanitizer, bandwidth and the GPU matrix; 2 = the gate again (a fresh machine), the
 # profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part: keep both (gpu-bench-1.log, -2.log).
@@ -86,6 +87,7 @@ sass() {
     command -v cuobjdump >/dev/null 2>&1 || return 0
     step sass scripts/sass-mix.sh "$hsdr" 'soa_rows_small|soa_rows_large|pt_rows|lanes8_rowsP|cols_rowsILi8ELi1E'
 }
+vulkan_quick='cuda.production,vulkan.production,vulkan.q8_0_dot,vulkan.mmvq'
 quick_variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma*,cuda.ptq1_0_ring,cuda.lanes8,cuda.cols,cuda.direct_mma*,cuda.q1516*'
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
@@ -99,6 +101,17 @@ if [ "$quick" = 1 ] && gate; then
         --json "$out/profile-bonsai2-27b.json"
     nsight cuda.production cuda.planar2 cuda.planar2_tma cuda.planar2_tma_fused cuda.direct_mma_p2
     sass
+    # the Q8 Vulkan rows beside cuda.production, when a Vulkan driver answers and their check passes
+    if step vulkan-check "$hsdr" check --backend vulkan vectors/; then
+        step vulkan-bandwidth "$hsdr" bandwidth --backend vulkan
+        step vulkan-matrix "$hsdr" run matrix.yaml --out "$out/vulkan" --quiet \
+            --set variants="$vulkan_quick" --set K=5120,17408 --set N=16384 --set R=1 --set cols=1 --set threads=1 \
+            --set distribution=bonsai --set mode=cold --set shapes=bonsai2-27b --set skip=none --set extra=none \
+            --set time_limit_s=0.25
+        gzip -kf "$out/vulkan/results.jsonl"
+        step vulkan-profile "$hsdr" profile --model bonsai2-27b --layers 4 --tokens 20 --variants "$vulkan_quick" \
+            --json "$out/vulkan/profile-bonsai2-27b.json"
+    fi
 elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 elif gate; then

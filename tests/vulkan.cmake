@@ -11,6 +11,9 @@ if(HSDR_VULKAN_ON)
   # (one subgroup below K = 1024, four from it: both reductions)
   cli_test(check_vulkan_mmvq 0 "^[1-9][0-9]* passed, 0 failed$"
     -- $<TARGET_FILE:hsdr> check --variant vulkan.mmvq ${VEC}/matvec.json)
+  # the fused-fma probe: what it finds decides fma_f32, and the bit-exact check tells a fused fma from an unfused one
+  add_test(NAME cli.vulkan_fma COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/vulkan_fma.sh $<TARGET_FILE:hsdr> ${VEC})
+  set_tests_properties(cli.vulkan_fma PROPERTIES PASS_REGULAR_EXPRESSION "vulkan_fma: ok")
   # the timed path validates before it times, also with state sets shared by R > 1 rows and more rows than one
   # dispatch's workgroups hold together
   cli_test(run_vulkan 0 "cases in .*: [1-9][0-9]* ok, 0 failed validation, 0 errors"
@@ -30,7 +33,7 @@ if(HSDR_VULKAN_ON)
     ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
   set_tests_properties(cli.quality_device_same PROPERTIES DEPENDS cli.quality_device
     PASS_REGULAR_EXPRESSION "quality_device: vulkan.production equals cpu.production")
-  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.run_vulkan
+  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.vulkan_fma cli.run_vulkan
     cli.vulkan_bad_device cli.quality_device
     cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

@@ -276,14 +276,16 @@ extern "C" const hsdr_device_ops hsdr_cuda_direct_ops = HSDR_CU_OPS(kernels);
 
 /* ==== cuda.direct_mma: the same A[8] as an int8 tensor-core product ====
  *
- * For one group, A[p] = sum_h 16^h C[4p + h] with C = t . V, V a 128 x 32 int8 matrix built once per matvec from the
- * codes (route stage): column 4p + h holds s * 2^(q & 3) for the lanes of phase p whose octave q has q >> 2 = h
- * (|entries| <= 8, |C| <= 1024: exact). So a warp computes 16 rows x 32 columns of C per group with 16
- * mma.m16n8k32 (s8 x s8 -> s32): the trits go in as raw digits {0, 1, 2} and the column sums of V are subtracted
- * once. The k order inside a group is free as long as both operands use it: thread t (of the 4 in an mma thread
- * group) supplies the 4-trit units UNIT[t][0..7] (a qs word and a digit step: one multiply-by-3 decode step, or the
- * closed form for the irregular tail), units 2s and 2s + 1 for k-step s. The route kernel lays V out in exactly the
- * order the B fragments are loaded. */
+ * For one group, A[p] = sum_h 16^h C[p][h] with C = t . V, V a 128 x 32 int8 matrix built once per matvec from the
+ * codes (route stage): the column of (phase p, octave group h) holds s * 2^(q & 3) for the lanes of phase p whose
+ * octave q has q >> 2 = h (|entries| <= 8, |C| <= 1024: exact). So a warp computes 16 rows x 32 columns of C per
+ * group with 16 mma.m16n8k32 (s8 x s8 -> s32): the trits go in as raw digits {0, 1, 2}, and the accumulators start
+ * at minus V's column sums (which the digits' +1 adds back). The k order inside a group is free as long as both
+ * operands use it: thread t (of the 4 in an mma thread group) supplies the 4-trit units UNIT[t][0..7] (a qs word and
+ * a digit step: one multiply-by-3 decode step, or the closed form for the irregular tail), units 2s and 2s + 1 for
+ * k-step s. The columns are ordered so that each thread ends with whole phases (mma_col_phase): thread t holds the
+ * four octave groups of phases t and t + 4 of its two rows, so A[p] needs no shuffle (issue 18 step 6). The route
+ * kernel lays V out in exactly the order the B fragments are loaded. */
 
 enum { MMA_WARPS = 8 };
 
@@ -316,11 +318,24 @@ __device__ __forceinline__ int *mma_colsum(uint8_t *act, int K)
     return (int *)(mma_bfrag(act, K) + (size_t)(K / 128) * 16 * 32);
 }
 
-/* V[i][c] for lane i's code and column c = 4p + h */
+/* The phase p and octave group h of column c = 8 j + n of V (n-tile j, column n of it): p = (n >> 1) + 4 (j >> 1),
+ * h = 2 (j & 1) + (n & 1). The mma's thread t holds columns 2t and 2t + 1 of each n-tile: phases t (n-tiles 0, 1) and
+ * t + 4 (n-tiles 2, 3), octave groups 0..3 in the order (j & 1, n & 1). */
+__host__ __device__ __forceinline__ int mma_col_phase(int c)
+{
+    return ((c & 7) >> 1) + 4 * (c >> 4);
+}
+
+__host__ __device__ __forceinline__ int mma_col_octave(int c)
+{
+    return 2 * ((c >> 3) & 1) + (c & 1);
+}
+
+/* V[i][c] for lane i's code and column c */
 __device__ __forceinline__ int v_entry(uint32_t code, int c)
 {
     const int k = code & 0x7f, q = k >> 3;
-    if (k == 0 || (k & 7) != (c >> 2) || (q >> 2) != (c & 3))
+    if (k == 0 || (k & 7) != mma_col_phase(c) || (q >> 2) != mma_col_octave(c))
         return 0;
     const int v = 1 << (q & 3);
     return (code & 0x80) ? -v : v;
@@ -373,12 +388,14 @@ __global__ void __launch_bounds__(ENCODE_THREADS) hsdr_cu_mma_prep(const float *
         mma_colsum(act, K)[32 * g + col] = sum;
 }
 
-__device__ __forceinline__ void mma_s8(int c[4], const uint32_t a[4], uint2 b)
+/* d = a . b + c (m16n8k32, s8 x s8 -> s32) */
+__device__ __forceinline__ void mma_s8(int d[4], const uint32_t a[4], uint2 b, const int c[4])
 {
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                 "{%0,%1,%2,%3};\n"
-                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+                 "{%10,%11,%12,%13};\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y), "r"(c[0]), "r"(c[1]), "r"(c[2]),
+                   "r"(c[3]));
 }
 
 /* The eight raw-digit units (4 trits each, bytes {0, 1, 2}) thread t supplies for one row's block. */
@@ -474,10 +491,11 @@ union mma_partial {
     long long q;
 };
 
-/* Group g's B fragments (16 pairs of words, lane `lane`'s of each) and column sums (thread t's two of each n-tile),
+/* Group g's B fragments (16 pairs of words, lane `lane`'s of each) and, for thread t's phases t and t + 4, the
+ * column sums folded as A[p] folds C: kp[i] = sum_h 16^h colsum[p][h], p = t + 4 i (the columns of mma_col_phase),
  * from the prep's output. */
 __device__ __forceinline__ void mma_group_operands(const uint8_t *act, int K, int g, int lane, int t, uint2 (&b)[4][4],
-                                                   int (&cs)[4][2])
+                                                   int (&kp)[2])
 {
     const uint2 *bf = mma_bfrag((uint8_t *)act, K) + (size_t)g * 512;
     const int *colsum = mma_colsum((uint8_t *)act, K) + 32 * g;
@@ -485,70 +503,88 @@ __device__ __forceinline__ void mma_group_operands(const uint8_t *act, int K, in
     for (int i = 0; i < 16; i++)
         b[i >> 2][i & 3] = bf[32 * i + lane];
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-        cs[j][0] = colsum[8 * j + 2 * t], cs[j][1] = colsum[8 * j + 2 * t + 1];
+    for (int i = 0; i < 2; i++) {
+        kp[i] = 0;
+#pragma unroll
+        for (int h = 0; h < 4; h++)
+            kp[i] += colsum[8 * (2 * i + (h >> 1)) + 2 * t + (h & 1)] << (4 * h);
+    }
 }
 
-/* One 16-row tile of one group, by one warp: the units (digit 1 = trit 0 on rows past N), the 16 mma against the
- * group's fragments b, A[8] per row (into A_out when asked), then d * sum_p A[p] c_p (or Q1516's Q_g, into qg when
- * asked) of rows row0 and row0 + 8 into p[0] and p[8] (added when ADD, else stored) by the threads with t == 0.
- * scales(d0, d1) gives the rows' scales, asked for after the mma. */
+/* What the epilogue of thread t needs, once per kernel: c_p (or Q1516's C31[p]) of its phases t and t + 4, and
+ * Q1516's 2^(e + 16 - 31 - 9) (a power of two: multiplying by it is ldexp, exactly). */
+struct mma_consts {
+    double cp[2];
+    long long c31[2];
+    double qscale;
+};
+
+__device__ __forceinline__ mma_consts mma_consts_of(int t, int e)
+{
+    mma_consts k;
+    k.cp[0] = c_cp[t], k.cp[1] = c_cp[t + 4];
+    k.c31[0] = c_c31[t], k.c31[1] = c_c31[t + 4];
+    k.qscale = ldexp(1.0, e + 16 - 31 - 9);
+    return k;
+}
+
+/* One 16-row tile of one group, by one warp: the 16 mma of units u0 (row row0) and u1 (row row0 + 8) against the
+ * group's fragments b, so thread t ends with C[p][h] of phases t and t + 4 (digits, not trits); A[p] =
+ * sum_h 16^h C[p][h] - kp (the digits' +1 taken back; exact; into A_out when asked), then
+ * d * sum_p A[p] c_p (or Q1516's Q_g, into qg when asked) per row, the four threads' phases added by two xor
+ * shuffles, into p[0] and p[8] (added when ADD, else stored) by the threads with t == 0. Rows past N compute on
+ * whatever their units hold and are neither stored here nor read by the callers. scales(d0, d1) gives the rows'
+ * scales, asked for after the mma. */
 template <bool Q1516, bool ADD, class Scales>
-__device__ __forceinline__ void mma_tile(uint32_t (&u0)[8], uint32_t (&u1)[8], const uint2 (&b)[4][4],
-                                         const int (&cs)[4][2], int t, int row0, int N, int G, int g, int e,
-                                         Scales scales, int32_t *A_out, long long *qg, mma_partial *p)
+__device__ __forceinline__ void mma_tile(const uint32_t (&u0)[8], const uint32_t (&u1)[8], const uint2 (&b)[4][4],
+                                         const int (&kp)[2], int t, int row0, int N, int G, int g,
+                                         const mma_consts &k, Scales scales, int32_t *A_out, long long *qg,
+                                         mma_partial *p)
 {
     const int row1 = row0 + 8;
-    const bool ok0 = row0 < N, ok1 = row1 < N;
-    for (int j = 0; j < 8; j++) {
-        u0[j] = ok0 ? u0[j] : 0x01010101u;
-        u1[j] = ok1 ? u1[j] : 0x01010101u;
-    }
-    int c[4][4] = {};
+    int c[4][4];
+    const int zero[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int s = 0; s < 4; s++) {
+    for (int j = 0; j < 4; j++) {
+        const uint32_t a[4] = {u0[0], u1[0], u0[1], u1[1]};
+        mma_s8(c[j], a, b[0][j], zero);
+    }
+#pragma unroll
+    for (int s = 1; s < 4; s++) {
         const uint32_t a[4] = {u0[2 * s], u1[2 * s], u0[2 * s + 1], u1[2 * s + 1]};
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            mma_s8(c[j], a, b[s][j]);
+            mma_s8(c[j], a, b[s][j], c[j]);
     }
-    /* thread (gid, t) holds columns 8j + 2t + {0, 1} (phase 2j + (t >> 1), octave groups 2(t & 1) + {0, 1}) of rows
-     * row0 (c[j][0..1]) and row1 (c[j][2..3]) */
-    const int h0 = 2 * (t & 1);
-    double s0 = 0.0, s1 = 0.0;
-    long long S0 = 0, S1 = 0;
+    /* c[j][0..1]: row0, c[j][2..3]: row1; n-tiles 0, 1: phase t, 2, 3: phase t + 4; octave group 2 (j & 1) + i */
+    int A[2][2]; /* [row][phase t, t + 4] */
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
-        int p0 = ((c[j][0] - cs[j][0]) << (4 * h0)) + ((c[j][1] - cs[j][1]) << (4 * h0 + 4));
-        int p1 = ((c[j][2] - cs[j][0]) << (4 * h0)) + ((c[j][3] - cs[j][1]) << (4 * h0 + 4));
-        p0 += __shfl_xor_sync(HSDR_FULL_MASK, p0, 1); /* the other octave pair: A[phase], exact */
-        p1 += __shfl_xor_sync(HSDR_FULL_MASK, p1, 1);
-        const int phase = 2 * j + (t >> 1);
-        if (A_out && (t & 1) == 0) {
-            if (ok0)
-                A_out[((size_t)row0 * G + g) * 8 + phase] = p0;
-            if (ok1)
-                A_out[((size_t)row1 * G + g) * 8 + phase] = p1;
-        }
-        if (Q1516) {
-            S0 += (long long)p0 * c_c31[phase];
-            S1 += (long long)p1 * c_c31[phase];
-        } else {
-            s0 += (double)p0 * c_cp[phase];
-            s1 += (double)p1 * c_cp[phase];
-        }
+    for (int r = 0; r < 2; r++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            A[r][h] = c[2 * h][2 * r] + 16 * c[2 * h][2 * r + 1] + 256 * c[2 * h + 1][2 * r] +
+                      4096 * c[2 * h + 1][2 * r + 1] - kp[h];
+    if (A_out) {
+        if (row0 < N)
+            A_out[((size_t)row0 * G + g) * 8 + t] = A[0][0], A_out[((size_t)row0 * G + g) * 8 + t + 4] = A[0][1];
+        if (row1 < N)
+            A_out[((size_t)row1 * G + g) * 8 + t] = A[1][0], A_out[((size_t)row1 * G + g) * 8 + t + 4] = A[1][1];
     }
     double d0, d1;
     scales(d0, d1);
     if (Q1516) {
-        S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2); /* the other four phases: |S| <= 2^54, exact */
+        long long S0 = (long long)A[0][0] * k.c31[0] + (long long)A[0][1] * k.c31[1];
+        long long S1 = (long long)A[1][0] * k.c31[0] + (long long)A[1][1] * k.c31[1];
+        S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 1); /* all eight phases: |S| <= 2^54, exact */
+        S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 1);
+        S0 += __shfl_xor_sync(HSDR_FULL_MASK, S0, 2);
         S1 += __shfl_xor_sync(HSDR_FULL_MASK, S1, 2);
-        const long long q0 = (long long)rint(ldexp(__dmul_rn((double)S0, d0), e + 16 - 31 - 9));
-        const long long q1 = (long long)rint(ldexp(__dmul_rn((double)S1, d1), e + 16 - 31 - 9));
+        const long long q0 = (long long)rint(__dmul_rn((double)S0, d0) * k.qscale);
+        const long long q1 = (long long)rint(__dmul_rn((double)S1, d1) * k.qscale);
         if (qg && t == 0) {
-            if (ok0)
+            if (row0 < N)
                 qg[(size_t)row0 * G + g] = q0;
-            if (ok1)
+            if (row1 < N)
                 qg[(size_t)row1 * G + g] = q1;
         }
         if (t == 0) {
@@ -558,7 +594,11 @@ __device__ __forceinline__ void mma_tile(uint32_t (&u0)[8], uint32_t (&u1)[8], c
                 p[0].q = q0, p[8].q = q1;
         }
     } else {
-        s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2); /* the other four phases */
+        double s0 = fma((double)A[0][1], k.cp[1], (double)A[0][0] * k.cp[0]);
+        double s1 = fma((double)A[1][1], k.cp[1], (double)A[1][0] * k.cp[0]);
+        s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 1); /* all eight phases */
+        s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 1);
+        s0 += __shfl_xor_sync(HSDR_FULL_MASK, s0, 2);
         s1 += __shfl_xor_sync(HSDR_FULL_MASK, s1, 2);
         if (t == 0) {
             if (ADD)
@@ -591,10 +631,11 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
     __syncwarp();
     cudaGridDependencySynchronize(); /* the prep's B fragments, column sums and e */
     const int e = *prescale_of(act, K);
+    const mma_consts kc = mma_consts_of(t, e);
     for (int g = warp; g < G; g += MMA_WARPS) {
         uint2 b[4][4];
-        int cs[4][2];
-        mma_group_operands(act, K, g, lane, t, b, cs);
+        int kp[2];
+        mma_group_operands(act, K, g, lane, t, b, kp);
 #pragma unroll 1
         for (int tile = 0; tile < MMA_TILES; tile++) {
             const int row0 = base + 16 * tile + gid, r0 = row0 < N ? row0 : 0, r1 = row0 + 8 < N ? row0 + 8 : 0;
@@ -602,7 +643,7 @@ __global__ void __launch_bounds__(32 * MMA_WARPS, 2) /* at most 128 registers: t
             L::units(L::load(W, r0, G, g, t), t, u0);
             L::units(L::load(W, r1, G, g, t), t, u1);
             mma_tile<Q1516, true>(
-                u0, u1, b, cs, t, row0, N, G, g, e,
+                u0, u1, b, kp, t, row0, N, G, g, kc,
                 [&](double &d0, double &d1) { d0 = (double)L::scale(W, r0, G, g), d1 = (double)L::scale(W, r1, G, g); },
                 A_out, qg, &partial[warp][16 * tile + gid]);
         }
@@ -663,18 +704,20 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
     return e;
 }
 
-/* ---- cuda.direct_mma_p2 and cuda.q1516_p2: split K, each warp's B fragments held in registers (issue 18 step 5) ----
+/* ---- cuda.direct_mma_p2 and cuda.q1516_p2: split K, each warp's B fragments held in registers (issue 18 steps 5, 6)
  *
  * grid (X, KS): slice s = blockIdx.y holds groups 8 s .. 8 s + 7, one per warp, whose B fragments and column sums
  * stay in that warp's registers for the whole kernel (read once, not once per 32 rows). The CTA walks rows
- * [x0, x0 + rpc) in 16-row tiles, each warp reading its group's 8 bytes a thread and row MS_AHEAD tiles ahead (the
- * first ones before the wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5).
- * Per tile, the mma and epilogue of hsdr_cu_direct_mma_rows give the group's fp64 d * sum_p A[p] c_p (or Q1516's
- * Q_g) per row into shared memory; the CTA adds its groups per row in group order and stores the slice's partial in
- * r->scratch; the CTA that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice
- * order and writes y. Fixed orders throughout: y does not depend on timing. X: as many ranges as keep the resident
- * CTAs busy (prepare). */
-enum { MS_WARPS = 8, MS_AHEAD = 3, MS_MAX_ROWS = 512 };
+ * [x0, x0 + rpc) in 16-row tiles of the 2-bit layout (planar2.cuh), each thread reading its two code words and the
+ * scale of its two rows MS_AHEAD tiles ahead through a pointer that steps 16 rows a tile (the first ones before the
+ * wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5). Per tile, mma_tile gives
+ * the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared memory, MS_CHUNK tiles at a time; after
+ * each chunk the CTA adds its groups per row in group order and stores the slice's partial in r->scratch; the CTA
+ * that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice order and writes y.
+ * Fixed orders throughout: y does not depend on timing. X: one wave of the resident CTAs (ms_split), so a large N
+ * (the output head) loads each warp's B once and keeps its fetch ring running across chunks instead of starting
+ * ten waves of CTAs. */
+enum { MS_WARPS = 8, MS_AHEAD = 4, MS_CHUNK = 32, MS_MAX_ROWS = 16 * MS_CHUNK };
 
 /* the slices of K: MS_WARPS groups each */
 static int ms_slices(int K)
@@ -682,17 +725,16 @@ static int ms_slices(int K)
     return (K / 128 + MS_WARPS - 1) / MS_WARPS;
 }
 
-/* rows per CTA and X for N rows, KS slices and `resident` CTAs on the device at once */
+/* rows per CTA and X for N rows, KS slices and `resident` CTAs on the device at once: one wave, each CTA a range of
+ * whole tiles (more rows than MS_MAX_ROWS go through shared memory a chunk at a time) */
 static void ms_split(int N, int KS, int resident, int *rpc, int *X)
 {
-    int x = resident / KS > 0 ? resident / KS : 1;
-    int r = ((N + x - 1) / x + 15) / 16 * 16;
-    r = r > MS_MAX_ROWS ? MS_MAX_ROWS : r;
-    *rpc = r;
-    *X = (N + r - 1) / r;
+    const int x = resident / KS > 0 ? resident / KS : 1;
+    *rpc = ((N + x - 1) / x + 15) / 16 * 16;
+    *X = (N + *rpc - 1) / *rpc;
 }
 
-template <bool Q1516, class L>
+template <bool Q1516, bool FULL>
 __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: two CTAs per SM */
     hsdr_cu_mma_split_rows(const uint8_t *W, uint8_t *act, int K, int N, int rpc, float *y, int32_t *A_out,
                            long long *qg, long long *qr, mma_partial *slices, unsigned *counters)
@@ -704,54 +746,73 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
     const int g = MS_WARPS * s + warp, groups = min(MS_WARPS, G - MS_WARPS * s); /* this warp's; the slice's */
     const bool has = g < G;                                                       /* uniform per warp */
     const int x0 = (int)blockIdx.x * rpc, nrows = min(rpc, N - x0), tiles = (nrows + 15) / 16;
-    typename L::raw w[MS_AHEAD][2];
-    float d[MS_AHEAD][2];
-    auto fetch = [&](int tile, typename L::raw (&wv)[2], float (&dv)[2]) {
-        const int row0 = x0 + 16 * tile + gid, row1 = row0 + 8;
-        const int r0 = row0 < N ? row0 : 0, r1 = row1 < N ? row1 : 0;
-        wv[0] = L::load(W, r0, G, g, t), wv[1] = L::load(W, r1, G, g, t);
-        dv[0] = L::scale(W, r0, G, g), dv[1] = L::scale(W, r1, G, g);
+    /* thread t's code words 2t, 2t + 1 of block g (planar2.cuh: bytes 0..15 of the blocks, then 16..31), and the
+     * block's scale, in row x0 + gid; row + 8 is 8 rb on, the next tile 16 rb */
+    const size_t rb = hsdr_planar2_row_bytes(G);
+    const int words = t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2);
+    const int to_scale = 32 * G + 2 * g - words;
+    const uint8_t *next = W + (size_t)(x0 + gid) * rb + words;
+    int next_row = x0 + gid;
+    uint2 wv[MS_AHEAD][2];
+    unsigned short sv[MS_AHEAD][2];
+    /* the next tile, in tile order; FULL: N is a multiple of 16, so every tile's rows exist (else rows past N read
+     * nothing and hold zeros) */
+    auto fetch = [&](uint2 (&w)[2], unsigned short (&d)[2]) {
+        const uint8_t *p1 = next + 8 * rb;
+        const bool ok0 = FULL || next_row < N, ok1 = FULL || next_row + 8 < N;
+        w[0] = ok0 ? __ldcs((const uint2 *)next) : make_uint2(0, 0);
+        d[0] = ok0 ? __ldcs((const unsigned short *)(next + to_scale)) : (unsigned short)0;
+        w[1] = ok1 ? __ldcs((const uint2 *)p1) : make_uint2(0, 0);
+        d[1] = ok1 ? __ldcs((const unsigned short *)(p1 + to_scale)) : (unsigned short)0;
+        next += 16 * rb, next_row += 16;
     };
     if (has)
 #pragma unroll
         for (int k = 0; k < MS_AHEAD; k++)
             if (k < tiles)
-                fetch(k, w[k], d[k]); /* before the wait: the weights do not depend on the kernel before */
-    cudaGridDependencySynchronize();    /* the prep's B fragments, column sums and e */
+                fetch(wv[k], sv[k]); /* before the wait: the weights do not depend on the kernel before */
+    cudaGridDependencySynchronize(); /* the prep's B fragments, column sums and e */
     const int e = *prescale_of(act, K);
+    const mma_consts kc = mma_consts_of(t, e);
     uint2 b[4][4];
-    int cs[4][2];
+    int kp[2];
     if (has)
-        mma_group_operands(act, K, g, lane, t, b, cs);
-    for (int i0 = 0; has && i0 < tiles; i0 += MS_AHEAD) {
+        mma_group_operands(act, K, g, lane, t, b, kp);
+    static_assert(MS_CHUNK % MS_AHEAD == 0, "a chunk starts at ring slot 0");
+    for (int t0 = 0; t0 < tiles; t0 += MS_CHUNK) { /* a chunk of rows at a time in shared memory */
+        const int t1 = min(tiles, t0 + MS_CHUNK);
+        for (int i0 = t0; has && i0 < t1; i0 += MS_AHEAD) {
 #pragma unroll
-        for (int k = 0; k < MS_AHEAD; k++) {
-            const int tile = i0 + k;
-            if (tile >= tiles)
-                break;
-            const int row0 = x0 + 16 * tile + gid;
-            uint32_t u0[8], u1[8];
-            L::units(w[k][0], t, u0);
-            L::units(w[k][1], t, u1);
-            const double d0 = (double)d[k][0], d1 = (double)d[k][1];
-            if (tile + MS_AHEAD < tiles)
-                fetch(tile + MS_AHEAD, w[k], d[k]); /* the slot is free once decoded */
-            mma_tile<Q1516, false>(
-                u0, u1, b, cs, t, row0, N, G, g, e, [&](double &a0, double &a1) { a0 = d0, a1 = d1; }, A_out, qg,
-                &part[warp][16 * tile + gid]);
+            for (int k = 0; k < MS_AHEAD; k++) {
+                const int tile = i0 + k;
+                if (tile >= t1)
+                    break;
+                uint32_t u0[8], u1[8];
+                mma_planar2::units(wv[k][0], t, u0);
+                mma_planar2::units(wv[k][1], t, u1);
+                const double d0 = (double)__half2float(__ushort_as_half(sv[k][0]));
+                const double d1 = (double)__half2float(__ushort_as_half(sv[k][1]));
+                if (tile + MS_AHEAD < tiles)
+                    fetch(wv[k], sv[k]); /* the slot is free once decoded; the ring runs on across chunks */
+                mma_tile<Q1516, false>(
+                    u0, u1, b, kp, t, x0 + 16 * tile + gid, N, G, g, kc,
+                    [&](double &a0, double &a1) { a0 = d0, a1 = d1; }, A_out, qg, &part[warp][16 * (tile - t0) + gid]);
+            }
         }
-    }
-    __syncthreads();
-    for (int r = threadIdx.x; r < nrows; r += blockDim.x) { /* the slice's partial: its groups in order */
-        mma_partial v;
-        v.q = 0;
-        for (int k = 0; k < groups; k++) {
-            if (Q1516)
-                v.q += part[k][r].q;
-            else
-                v.f += part[k][r].f;
+        __syncthreads();
+        const int r1 = min(nrows, 16 * t1);
+        for (int r = 16 * t0 + (int)threadIdx.x; r < r1; r += blockDim.x) { /* the slice's partial: groups in order */
+            mma_partial v;
+            v.q = 0;
+            for (int k = 0; k < groups; k++) {
+                if (Q1516)
+                    v.q += part[k][r - 16 * t0].q;
+                else
+                    v.f += part[k][r - 16 * t0].f;
+            }
+            slices[(size_t)s * N + x0 + r] = v;
         }
-        slices[(size_t)s * N + x0 + r] = v;
+        __syncthreads(); /* part is the next chunk's */
     }
     __threadfence();
     __syncthreads();
@@ -785,7 +846,7 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
 
 /* The split's host side: lns8_prepare, the resident CTAs (r->shape.ctas) and the scratch: KS x N partials, then X
  * counters (zero). */
-template <bool Q1516, class L>
+template <bool Q1516>
 static int ms_prepare(hsdr_device_run *r, char *err, size_t errlen)
 {
     int dev, sms, per_sm, rpc, X;
@@ -794,8 +855,8 @@ static int ms_prepare(hsdr_device_run *r, char *err, size_t errlen)
         return -1;
     HSDR_CU(cudaGetDevice(&dev));
     HSDR_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_cu_mma_split_rows<Q1516, L>, 32 * MS_WARPS,
-                                                          0));
+    HSDR_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, hsdr_cu_mma_split_rows<Q1516, false>,
+                                                          32 * MS_WARPS, 0));
     r->shape.ctas = (unsigned)(sms * (per_sm > 0 ? per_sm : 1));
     ms_split(r->N, KS, (int)r->shape.ctas, &rpc, &X);
     HSDR_CU(cudaMalloc(&r->scratch, sizeof(mma_partial) * (size_t)KS * r->N + sizeof(unsigned) * (size_t)X));
@@ -805,12 +866,12 @@ fail:
     return -1;
 }
 
-template <bool Q1516, class L>
+template <bool Q1516>
 static cudaError_t ms_launch(hsdr_device_run *r, const uint8_t *W, int stage, unsigned skip, unsigned twice)
 {
     uint8_t *act = (uint8_t *)r->act;
     const unsigned red = 1u << HSDR_STAGE_REDUCE;
-    cudaError_t e = mma_prep_launch<L>(r, stage, &skip, &twice);
+    cudaError_t e = mma_prep_launch<mma_planar2>(r, stage, &skip, &twice);
     const int KS = ms_slices(r->K);
     int rpc, X;
     ms_split(r->N, KS, (int)r->shape.ctas, &rpc, &X);
@@ -819,9 +880,10 @@ static cudaError_t ms_launch(hsdr_device_run *r, const uint8_t *W, int stage, un
     cudaLaunchAttribute attr;
     cudaLaunchConfig_t cfg = hsdr_cu_pdl_config(r, &attr);
     cfg.gridDim = dim3((unsigned)X, (unsigned)KS), cfg.blockDim = dim3(32 * MS_WARPS), cfg.dynamicSmemBytes = 0;
+    auto kernel = r->N % 16 == 0 ? hsdr_cu_mma_split_rows<Q1516, true> : hsdr_cu_mma_split_rows<Q1516, false>;
     for (int i = 0; i < hsdr_cu_reps(red, skip, twice) && e == cudaSuccess; i++)
-        e = cudaLaunchKernelEx(&cfg, hsdr_cu_mma_split_rows<Q1516, L>, W, act, r->K, r->N, rpc, r->y, r->A,
-                               (long long *)r->qg, (long long *)r->qr, slices, counters);
+        e = cudaLaunchKernelEx(&cfg, kernel, W, act, r->K, r->N, rpc, r->y, r->A, (long long *)r->qg,
+                               (long long *)r->qr, slices, counters);
     return e;
 }
 
@@ -835,8 +897,8 @@ extern "C" const hsdr_device_ops hsdr_cuda_q1516_ops = HSDR_CU_OPS(q1516_kernels
 /* the same on the 2-bit layout, converted once on the device (planar2.cuh; issue 18 item 4) */
 static const hsdr_cu_kernels mma_p2_kernels = {1,
                                                mma_act_bytes,
-                                               ms_prepare<false, mma_planar2>,
-                                               ms_launch<false, mma_planar2>,
+                                               ms_prepare<false>,
+                                               ms_launch<false>,
                                                upload_codes,
                                                hsdr_planar2_layout_bytes,
                                                hsdr_planar2_convert,
@@ -844,8 +906,8 @@ static const hsdr_cu_kernels mma_p2_kernels = {1,
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = HSDR_CU_OPS(mma_p2_kernels);
 static const hsdr_cu_kernels q1516_p2_kernels = {1,
                                                  mma_act_bytes,
-                                                 ms_prepare<true, mma_planar2>,
-                                                 ms_launch<true, mma_planar2>,
+                                                 ms_prepare<true>,
+                                                 ms_launch<true>,
                                                  upload_codes,
                                                  hsdr_planar2_layout_bytes,
                                                  hsdr_planar2_convert,

@@ -12,7 +12,7 @@
 // Push constants: K, N, G = K / 128, e (LNS8 pre-scale), flags, R (rows that share one built activation tile),
 // row0 (first row of this dispatch).
 // Specialization constants: 0 = local_size_x (a multiple of the subgroup size), 1 = rows per workgroup (RPW), 2 = the
-// group count G of the pipeline (MAXG, for shared-memory sizes).
+// group count G of the pipeline (MAXG, for shared-memory sizes), 3 = FMA_FUSED (below).
 #extension GL_KHR_shader_subgroup_basic : require
 #ifdef HSDR_INT_DOT
 #extension GL_EXT_spirv_intrinsics : require
@@ -21,6 +21,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint RPW = 1;
 layout(constant_id = 2) const uint MAXG = 1; // the largest G the pipeline serves (sizes shared arrays)
+layout(constant_id = 3) const bool FMA_FUSED = false; // this device's fma is fused (vk.c's probe): fma_f32 uses it
 
 layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
 layout(std430, binding = 1) readonly buffer Activations { uint ACT[]; };
@@ -182,13 +183,18 @@ double lns8_group(int A[8], float d, int e)
 }
 
 // fma(a, b, c) rounded once to fp32, on any device. GLSL's fma() is not required to be fused in Vulkan (its
-// precision is that of a multiply then an add), so the production sequence cannot use it: the product is exact in
-// fp64 (24 + 24 bits), the sum is rounded to odd in fp64 (round to nearest, then, if inexact and even, the
-// neighbour toward the exact value, found by TwoSum), and fp64 -> fp32 rounds once more: with 53 >= 24 + 2 bits
+// precision is that of a multiply then an add), so the production sequence uses it only where vk.c's probe found it
+// giving the bits of the emulation below on every probed triple (FMA_FUSED); elsewhere it is emulated: the product
+// is exact in fp64 (24 + 24 bits), the sum is rounded to odd in fp64 (round to nearest, then, if inexact and even,
+// the neighbour toward the exact value, found by TwoSum), and fp64 -> fp32 rounds once more: with 53 >= 24 + 2 bits
 // round-to-odd then round-to-nearest equals one rounding of the exact a b + c. Every step is `precise` (no
 // contraction); fp64 add, multiply and conversion are correctly rounded in Vulkan.
 float fma_f32(float a, float b, float c)
 {
+    if (FMA_FUSED) { // the device's own fma: one rounding, as vk.c's probe found on this device
+        precise float r = fma(a, b, c);
+        return r;
+    }
     precise double p = double(a) * double(b);
     precise double s = p + double(c);
     precise double bb = s - p;

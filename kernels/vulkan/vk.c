@@ -18,6 +18,7 @@
 
 /* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
 #include "direct_spv.h"
+#include "fma_probe_spv.h"
 #include "production_spv.h"
 #include "q8_0_dot_spv.h"
 #include "mmvq_spv.h"
@@ -152,8 +153,10 @@ static struct {
     uint32_t subgroup, valid_bits;
     int size_control, full_subgroups;
     int int_dot, int_dot_fast; /* shaderIntegerDotProduct enabled; its signed 4x8-bit packed form accelerated */
+    int fma_fused;             /* the probe found GLSL's fma fused here: the shaders' fma_f32 uses it (FMA_FUSED) */
+    char fma_note[384];        /* the probe's finding, for the describe line */
     char why[512];     /* empty when usable */
-    char describe[512];
+    char describe[1024];
 } ctx;
 static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER; /* one submission at a time */
@@ -222,6 +225,8 @@ static int pick_device(VkPhysicalDevice *devs, uint32_t n, char *err, size_t err
     }
     return best;
 }
+
+static void fma_probe(void);
 
 static void ctx_init(void)
 {
@@ -373,9 +378,10 @@ static void ctx_init(void)
                                       .pSetLayouts = &ctx.set_layout, .pushConstantRangeCount = 1,
                                       .pPushConstantRanges = &pcr};
     VK(vkCreatePipelineLayout(ctx.dev, &pli, NULL, &ctx.layout));
+    fma_probe();
     const int cpu = ctx.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     snprintf(ctx.describe, sizeof ctx.describe,
-             "%s (%s%s), Vulkan %u.%u.%u, driver 0x%x, subgroup %u%s, integer dot product %s, timestamps %u bits x "
+             "%s (%s%s), Vulkan %u.%u.%u, driver 0x%x, subgroup %u%s, integer dot product %s, %s, timestamps %u bits x "
              "%.3g ns",
              ctx.props.deviceName, type_name(ctx.props.deviceType),
              cpu ? ": CPU emulation, times are not GPU performance numbers" : "",
@@ -384,7 +390,7 @@ static void ctx_init(void)
              ctx.size_control ? " (required)" : "",
              ctx.int_dot_fast ? "(4x8-bit packed, accelerated)" : ctx.int_dot ? "(4x8-bit packed, not accelerated)"
                                                                               : "absent",
-             ctx.valid_bits, (double)ctx.props.limits.timestampPeriod);
+             ctx.fma_note, ctx.valid_bits, (double)ctx.props.limits.timestampPeriod);
     free(devs);
     free(fams);
     return;
@@ -537,17 +543,24 @@ out:
 
 /* ---- pipelines ---- */
 
-static VkPipeline pipeline_create(const uint32_t *spv, size_t spv_bytes, uint32_t local, uint32_t rpw, uint32_t maxg,
-                                  char *err, size_t errlen)
+/* A shader's SPIR-V (the C array glslangValidator made of it) */
+typedef struct {
+    const uint32_t *spv;
+    size_t bytes;
+} vk_shader;
+#define VK_SHADER(n) {hsdr_spv_##n, sizeof hsdr_spv_##n}
+
+static VkPipeline pipeline_create(const vk_shader *sh, uint32_t local, uint32_t rpw, uint32_t maxg, char *err,
+                                  size_t errlen)
 {
     VkShaderModule mod = VK_NULL_HANDLE;
     VkPipeline pipe = VK_NULL_HANDLE;
-    VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = spv_bytes,
-                                    .pCode = spv};
+    VkShaderModuleCreateInfo smi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = sh->bytes,
+                                    .pCode = sh->spv};
     VK(vkCreateShaderModule(ctx.dev, &smi, OBJ_ALLOC, &mod));
-    const uint32_t spec[3] = {local, rpw, maxg};
-    const VkSpecializationMapEntry map[3] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}};
-    VkSpecializationInfo si = {.mapEntryCount = 3, .pMapEntries = map, .dataSize = sizeof spec, .pData = spec};
+    const uint32_t spec[4] = {local, rpw, maxg, ctx.fma_fused ? VK_TRUE : VK_FALSE};
+    const VkSpecializationMapEntry map[4] = {{0, 0, 4}, {1, 4, 4}, {2, 8, 4}, {3, 12, 4}};
+    VkSpecializationInfo si = {.mapEntryCount = 4, .pMapEntries = map, .dataSize = sizeof spec, .pData = spec};
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT req = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
         .requiredSubgroupSize = ctx.subgroup};
@@ -567,22 +580,181 @@ fail:
     return pipe;
 }
 
+/* ---- the fused-fma probe ----
+ * Vulkan lets a device compute GLSL's fma(a, b, c) as a multiply and an add (two roundings). fma_probe.comp runs, on
+ * PROBE_N triples, the device's fma and common.glsl's fp64 emulation (fma_f32 without FMA_FUSED), and both are
+ * compared with the host's fmaf (C99: one rounding). The mat-vecs are built with FMA_FUSED (fma_f32 = the device's
+ * fma) where the device's fma has fmaf's bits on every triple with a normal result, and on the subnormal ones too
+ * unless the emulation does not have them either: a device may flush fp32 subnormals (the H200's Vulkan driver does,
+ * in its fma and, for most of them, in the emulation's fp64 -> fp32 conversion), and then neither path is exact there
+ * and the faster one is taken. The note in the describe line gives all the counts.
+ * The triples: products whose low half one rounding keeps and two lose (a = 1 + 2^-23 u, b = 1 + 2^-23 v,
+ * c = -round(a b)), exact cancellations (+0), subnormal results, and random triples over 2^-60..2^60.
+ * HSDR_VULKAN_FMA=emulate keeps the emulation on any device (to compare the two); HSDR_VULKAN_FMA=native uses the
+ * device's fma unprobed (where it is not fused, `hsdr check` fails). */
+enum { PROBE_N = 4096, PROBE_LOCAL = 64 };
+
+static uint32_t probe_rand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*s >> 33);
+}
+
+/* triple i as a, b, c, 0 */
+static void probe_triples(float *abc)
+{
+    uint64_t s = 0x5eedf00dULL;
+    for (int i = 0; i < PROBE_N; i++) {
+        float a, b, c;
+        const uint32_t r = probe_rand(&s), u = r & 0xfff, v = (r >> 12) & 0xfff;
+        switch (i % 4) {
+        case 0: /* the low half of the product decides */
+            a = 1.0f + ldexpf((float)u, -23), b = 1.0f + ldexpf((float)v, -23);
+            c = -(a * b);
+            break;
+        case 1: /* exact cancellation, either sign */
+            a = (float)(u + 1), b = (i & 4) ? -(float)(v + 1) : (float)(v + 1);
+            c = -(a * b);
+            break;
+        case 2: /* subnormal results */
+            a = ldexpf(1.0f + ldexpf((float)u, -12), -70), b = ldexpf(1.0f + ldexpf((float)v, -12), -70);
+            c = ldexpf((float)(r >> 24), -149) * ((i & 4) ? -1.0f : 1.0f);
+            break;
+        default: { /* random magnitudes and signs */
+            const uint32_t r2 = probe_rand(&s), r3 = probe_rand(&s);
+            a = ldexpf(1.0f + ldexpf((float)(r & 0x7fffff), -23), (int)(r2 % 121) - 60) * ((r2 & 128) ? -1.0f : 1.0f);
+            b = ldexpf(1.0f + ldexpf((float)(r3 & 0x7fffff), -23), (int)(r3 % 121) - 60);
+            c = -(a * b) * (1.0f + ldexpf((float)((r2 >> 8) & 0xff), -20));
+            break;
+        }
+        }
+        abc[4 * i] = a, abc[4 * i + 1] = b, abc[4 * i + 2] = c, abc[4 * i + 3] = 0.0f;
+    }
+}
+
+static int same_bits(float x, float y)
+{
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Sets ctx.fma_fused and ctx.fma_note; on any failure of its own the emulation stays (and the note says why). */
+static void fma_probe(void)
+{
+    static const vk_shader probe_shader = VK_SHADER(fma_probe);
+    char err[256] = "";
+    const size_t errlen = sizeof err;
+    vkbuf in = {0}, native = {0}, emul = {0};
+    VkPipeline pipe = VK_NULL_HANDLE;
+    VkDescriptorPool dpool = VK_NULL_HANDLE;
+    float *abc = malloc(sizeof(float) * 4 * PROBE_N), *got = malloc(sizeof(float) * 2 * PROBE_N);
+    ctx.fma_fused = 0;
+    const char *mode = getenv("HSDR_VULKAN_FMA");
+    if (mode && strcmp(mode, "emulate") == 0) {
+        snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma emulated in fp64 (HSDR_VULKAN_FMA=emulate)");
+        goto out;
+    }
+    if (mode && strcmp(mode, "native") == 0) { /* trusted unprobed: where it is not fused, the checks say so */
+        ctx.fma_fused = 1;
+        snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma native, not probed (HSDR_VULKAN_FMA=native)");
+        goto out;
+    }
+    if (!abc || !got) {
+        snprintf(err, errlen, "out of host memory");
+        goto fail;
+    }
+    probe_triples(abc);
+    if (buf_create(&in, sizeof(float) * 4 * PROBE_N, 0, err, errlen) != 0 ||
+        buf_create(&native, sizeof(float) * PROBE_N, 0, err, errlen) != 0 ||
+        buf_create(&emul, sizeof(float) * PROBE_N, 0, err, errlen) != 0 ||
+        buf_copy(&in, 0, abc, sizeof(float) * 4 * PROBE_N, 1, err, errlen) != 0 ||
+        !(pipe = pipeline_create(&probe_shader, PROBE_LOCAL, 1, 1, err, errlen)))
+        goto fail;
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = N_BINDINGS};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1,
+                                      .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &dpool));
+    VkDescriptorSet set;
+    VkDescriptorSetAllocateInfo dsa = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                       .descriptorPool = dpool, .descriptorSetCount = 1, .pSetLayouts = &ctx.set_layout};
+    VK(vkAllocateDescriptorSets(ctx.dev, &dsa, &set));
+    VkDescriptorBufferInfo bi[N_BINDINGS];
+    VkWriteDescriptorSet wr[N_BINDINGS];
+    for (int i = 0; i < N_BINDINGS; i++) { /* Y the device's fma, AOUT the emulation's, every other one the triples */
+        bi[i] = (VkDescriptorBufferInfo){.buffer = i == B_Y ? native.buf : i == B_A ? emul.buf : in.buf,
+                                         .offset = 0, .range = VK_WHOLE_SIZE};
+        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+                                       .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i]};
+    }
+    vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    if (begin(ctx.cmd, err, errlen) != 0)
+        goto fail;
+    const uint32_t push[7] = {0, PROBE_N, 0, 0, 0, 0, 0}; /* common.glsl's push constants: N the triples */
+    vkCmdBindPipeline(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    vkCmdBindDescriptorSets(ctx.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &set, 0, NULL);
+    vkCmdPushConstants(ctx.cmd, ctx.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
+    vkCmdDispatch(ctx.cmd, PROBE_N / PROBE_LOCAL, 1, 1);
+    VK(vkEndCommandBuffer(ctx.cmd));
+    if (submit_wait(err, errlen) != 0 || buf_copy(&native, 0, got, sizeof(float) * PROBE_N, 0, err, errlen) != 0 ||
+        buf_copy(&emul, 0, got + PROBE_N, sizeof(float) * PROBE_N, 0, err, errlen) != 0)
+        goto fail;
+    /* per class of fmaf's result (normal, subnormal): how many of the device's fma and of the emulation have its bits */
+    int normal = 0, normal_ok = 0, emul_normal_ok = 0, sub = 0, sub_ok = 0, sub_zero = 0, emul_sub_ok = 0, first = -1;
+    for (int i = 0; i < PROBE_N; i++) {
+        const float want = fmaf(abc[4 * i], abc[4 * i + 1], abc[4 * i + 2]), n = got[i], e = got[PROBE_N + i];
+        if (fpclassify(want) == FP_SUBNORMAL) {
+            sub++, sub_ok += same_bits(n, want), sub_zero += n == 0.0f, emul_sub_ok += same_bits(e, want);
+        } else {
+            normal++, normal_ok += same_bits(n, want), emul_normal_ok += same_bits(e, want);
+            if (!same_bits(n, want) && first < 0)
+                first = i;
+        }
+    }
+    ctx.fma_fused = normal_ok == normal && (sub_ok == sub || emul_sub_ok < sub);
+    char counts[192];
+    snprintf(counts, sizeof counts,
+             "fmaf's bits on %d of %d normal results (emulated: %d) and %d of %d subnormal ones (%d flushed to zero; "
+             "emulated: %d)",
+             normal_ok, normal, emul_normal_ok, sub_ok, sub, sub_zero, emul_sub_ok);
+    if (ctx.fma_fused)
+        snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma fused (probed: %s)", counts);
+    else if (first >= 0)
+        snprintf(ctx.fma_note, sizeof ctx.fma_note,
+                 "fma not fused (probed: %s; first fma(%a, %a, %a) = %a, fmaf %a): fp64 emulation", counts,
+                 (double)abc[4 * first], (double)abc[4 * first + 1], (double)abc[4 * first + 2], (double)got[first],
+                 (double)fmaf(abc[4 * first], abc[4 * first + 1], abc[4 * first + 2]));
+    else
+        snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma fused but flushing subnormals the emulation keeps (probed: %s): "
+                 "fp64 emulation", counts);
+    goto out;
+fail:
+    snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma emulated in fp64 (the probe failed: %.100s)", err);
+out:
+    if (dpool)
+        vkDestroyDescriptorPool(ctx.dev, dpool, OBJ_ALLOC);
+    if (pipe)
+        vkDestroyPipeline(ctx.dev, pipe, OBJ_ALLOC);
+    buf_free(&in);
+    buf_free(&native);
+    buf_free(&emul);
+    free(abc);
+    free(got);
+}
+
 /* ---- the variants' shaders and launch shapes ---- */
 
 typedef struct {
     const char *name; /* for messages */
-    const uint32_t *spv;
-    size_t spv_bytes;
+    vk_shader shader;
     int lns8;      /* activations: LNS8 codes (else Q8_0 values + scales) */
     unsigned outs; /* FLAG_A, FLAG_Q: the optional outputs it can write */
     /* local size and rows per workgroup at K, N, R on this device */
     void (*shape)(int K, int N, int R, uint32_t *local, uint32_t *rpw);
     int int_dot; /* built with HSDR_INT_DOT: needs shaderIntegerDotProduct */
-    /* f32: the activations are x as fp32 (binding ACT) and the kernel's own encode, shader pre_spv (stage encode, a
+    /* f32: the activations are x as fp32 (binding ACT) and the kernel's own encode, shader pre (stage encode, a
      * 32-invocation workgroup per 128 values), writes what the mat-vec reads into binding SCALE (scale_bytes(K)) */
     int f32;
-    const uint32_t *pre_spv;
-    size_t pre_spv_bytes;
+    const vk_shader *pre;
     size_t (*scale_bytes)(int K);
 } vk_kernel;
 
@@ -628,18 +800,14 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
     *rpw = R > 0 ? (uint32_t)R : 1u;
 }
 
-static const vk_kernel k_production = {"production", hsdr_spv_production, sizeof hsdr_spv_production, 0, 0,
-                                       production_shape, 0, 0, NULL, 0, NULL};
-static const vk_kernel k_q8_0_dot = {"q8_0_dot", hsdr_spv_q8_0_dot, sizeof hsdr_spv_q8_0_dot, 0, 0, production_shape,
-                                     1, 0, NULL, 0, NULL};
-static const vk_kernel k_mmvq = {"mmvq", hsdr_spv_mmvq, sizeof hsdr_spv_mmvq, 0, 0, mmvq_shape, 1, 1,
-                                 hsdr_spv_quantize_q8_1, sizeof hsdr_spv_quantize_q8_1, q8_1_x4_bytes};
-static const vk_kernel k_direct = {"direct", hsdr_spv_direct, sizeof hsdr_spv_direct, 1, FLAG_A,
-                                   row_per_subgroup_shape, 0, 0, NULL, 0, NULL};
-static const vk_kernel k_q1516 = {"q1516", hsdr_spv_q1516, sizeof hsdr_spv_q1516, 1, FLAG_A | FLAG_Q,
-                                  row_per_subgroup_shape, 0, 0, NULL, 0, NULL};
-static const vk_kernel k_stateset = {"stateset", hsdr_spv_stateset, sizeof hsdr_spv_stateset, 1, FLAG_A,
-                                     stateset_shape, 0, 0, NULL, 0, NULL};
+static const vk_shader quantize_q8_1 = VK_SHADER(quantize_q8_1);
+static const vk_kernel k_production = {"production", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL};
+static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL};
+static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes};
+static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, 0, NULL, NULL};
+static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, 0, NULL,
+                                  NULL};
+static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, 0, NULL, NULL};
 
 /* ---- the device ops ---- */
 
@@ -668,7 +836,7 @@ struct hsdr_device_run {
     vkbuf *w;                       /* ncopies weight copies (RUN_READ: the buffers it reads) */
     vkbuf act, scale, y, A, qg, qr; /* RUN_READ: y is the sink */
     unsigned flags;                 /* outputs written (FLAG_A, FLAG_Q) */
-    VkPipeline pipe, pre;           /* the mat-vec; the kernel's own encode (vk_kernel.pre_spv) or none */
+    VkPipeline pipe, pre;           /* the mat-vec; the kernel's own encode (vk_kernel.pre) or none */
     VkDescriptorPool dpool;
     VkDescriptorSet *sets;          /* one per copy */
     uint32_t local, rpw;
@@ -813,9 +981,8 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
         buf_create(&r->qr, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N : 16, 0, err, errlen) != 0)
         goto fail;
     k->shape(K, N, R, &r->local, &r->rpw);
-    if (!(r->pipe = pipeline_create(k->spv, k->spv_bytes, r->local, r->rpw, (uint32_t)r->G, err, errlen)) ||
-        (k->pre_spv &&
-         !(r->pre = pipeline_create(k->pre_spv, k->pre_spv_bytes, 32, 1, (uint32_t)r->G, err, errlen))) ||
+    if (!(r->pipe = pipeline_create(&k->shader, r->local, r->rpw, (uint32_t)r->G, err, errlen)) ||
+        (k->pre && !(r->pre = pipeline_create(k->pre, 32, 1, (uint32_t)r->G, err, errlen))) ||
         sets_create(r, NULL, err, errlen) != 0)
         goto fail;
     *out = r;
@@ -1111,6 +1278,7 @@ static const char *vk_describe(void)
  * 16-byte sink, the read pipeline and one descriptor set per copy. */
 static int read_build(size_t bytes, int ncopies, hsdr_device_run **out, char *err, size_t errlen)
 {
+    static const vk_shader read_shader = VK_SHADER(read);
     hsdr_device_run *r = run_alloc(RUN_READ, ncopies, err, errlen);
     if (!r)
         return -1;
@@ -1119,7 +1287,7 @@ static int read_build(size_t bytes, int ncopies, hsdr_device_run **out, char *er
         if (buf_create(&r->w[c], (VkDeviceSize)r->n16 * 16, 0, err, errlen) != 0)
             goto fail;
     if (buf_create(&r->y, 16, 0, err, errlen) != 0 ||
-        !(r->pipe = pipeline_create(hsdr_spv_read, sizeof hsdr_spv_read, READ_LOCAL, 1, 1, err, errlen)) ||
+        !(r->pipe = pipeline_create(&read_shader, READ_LOCAL, 1, 1, err, errlen)) ||
         sets_create(r, &r->y, err, errlen) != 0)
         goto fail;
     *out = r;
