@@ -2,19 +2,20 @@
 # gpu-bench.sh [BUILD_DIR]: on a machine with an NVIDIA GPU, everything the CUDA backend is checked and measured
 # with, in one call, into $OUT (default results/gpu-latest): the device and the registry, `hsdr check --backend
 # cuda` over every vector file (the gate: nothing is timed if it fails), the same under compute-sanitizer when it is
-# there, then the GPU matrix (results.jsonl, results.csv, breakeven.json), a decode profile per model
-# (profile-MODEL.json: one CUDA graph per token), states.jsonl, the quality study through the CUDA kernels
-# (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. The lent
-# machine returns at most eight files of 16 MB: bring results.jsonl.gz back (gunzip it here; `hsdr merge DIR
-# DIR/results.jsonl` rebuilds results.csv).
+# there, then the GPU matrix per backend (cuda/ and vulkan/: results.jsonl and .gz, breakeven.json), a decode
+# profile per model (profile-MODEL.json: one CUDA graph per token), states.jsonl, the quality study through the CUDA
+# kernels (quality.json) and an Nsight Compute pass over each kernel; everything printed goes to gpu-bench.log. The
+# lent machine returns at most eight files of 16 MB: bring the results.jsonl.gz back (gunzip them here).
 # BUILD_DIR (default build-gpu) comes from scripts/gpu-build.sh, or from a local build with CUDA; its
 # tests/test_cuda_cols (the dedicated kernel on 1..8 columns) joins the gate when it is there.
 # GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the matrix rows of the Q8_1 kernels and of
 # the tensor-core HSDR paths, their bonsai2-27b profile and an Nsight Compute pass only (about five minutes); then,
 # when a Vulkan driver answers, the Vulkan check and the Q8 Vulkan rows beside cuda.production (into $OUT/vulkan).
-# GPU_BENCH_PART=1 or 2: the full run in two calls of the lent machine (each under its 10-minute limit), into the same
-# $OUT names: 1 = the gate, sanitizer, bandwidth and the GPU matrix; 2 = the gate again (a fresh machine), the
-# profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part: keep both (gpu-bench-1.log, -2.log).
+# GPU_BENCH_PART=1, 2 or 3: the full run in three calls of the lent machine (each under its 10-minute limit), each
+# beginning with the gate: 1 = the sanitizer, bandwidth and the CUDA matrix ($OUT/cuda); 2 = the Vulkan check,
+# bandwidth and matrix ($OUT/vulkan); 3 = the profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part
+# (gpu-bench-1.log, -2.log, -3.log). Here, `hsdr merge DIR cuda/results.jsonl vulkan/results.jsonl` (gunzipped)
+# joins the two matrices into DIR/results.jsonl + .csv.
 #
 # Vulkan: the same binary's Vulkan variants run beside CUDA when a Vulkan driver answers (`hsdr check --backend
 # vulkan` is their gate). A machine without the loader's packages (the lent H200) gets them from .gl/*.deb, downloaded
@@ -116,36 +117,47 @@ elif [ "$quick" = 1 ]; then
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 elif gate; then
     # the Vulkan variants join every timed step when their check passes
-    backends=backend:cuda profiled='cuda.*' qualities='ref.exact,cuda.*'
-    if step vulkan-check "$hsdr" check --backend vulkan vectors/; then
-        backends=backend:cuda,backend:vulkan profiled='cuda.*,vulkan.*'
+    profiled='cuda.*' qualities='ref.exact,cuda.*' vulkan=0
+    if [ "$part" != 1 ] && step vulkan-check "$hsdr" check --backend vulkan vectors/; then
+        vulkan=1 profiled='cuda.*,vulkan.*'
         qualities='ref.exact,cuda.*,vulkan.production,vulkan.direct,vulkan.q1516'
         step vulkan-bandwidth "$hsdr" bandwidth --backend vulkan
-    else
+    elif [ "$part" != 1 ]; then
         echo "== vulkan: no Vulkan device, or its check failed: the Vulkan variants are not timed" | tee -a "$log"
     fi
-    if [ "$part" = 2 ]; then
-        :
-    elif command -v compute-sanitizer >/dev/null 2>&1; then
-        step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
-            vectors/matvec.json
-    else
-        echo "== sanitizer: compute-sanitizer not found, skipped" | tee -a "$log"
+    if [ "$part" = 1 ] || [ -z "$part" ]; then
+        if command -v compute-sanitizer >/dev/null 2>&1; then
+            step sanitizer compute-sanitizer --tool memcheck --error-exitcode 9 "$hsdr" check --backend cuda \
+                vectors/matvec.json
+        else
+            echo "== sanitizer: compute-sanitizer not found, skipped" | tee -a "$log"
+        fi
+        step bandwidth "$hsdr" bandwidth --backend cuda
     fi
-    [ "$part" = 2 ] || step bandwidth "$hsdr" bandwidth --backend cuda
-    # the GPU matrix: matrix.yaml with the device's axes (rows enough to fill the GPU; the real GEMVs of
-    # bonsai2-27b, hot = L2-resident where it fits, cold = rotating over more than 3x the L2); the 1..8-column
-    # kernel on 1..8 columns (decode streams or draft tokens sharing one read of the weights), each column count
-    # validated per column, then timed in the same rounds as the one-column rows
-    # (0.25 s per case: a GPU launch takes microseconds, so the rounds end on repetitions.max, but for the slowest
-    # Vulkan shaders; the whole matrix then fits one call of the lent machine)
-    [ "$part" = 2 ] || step matrix "$hsdr" run matrix.yaml --out "$out" --quiet --set variants="$backends" \
-        --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set cols=1,2,3,4,5,6,7,8 --set threads=1 \
-        --set distribution=bonsai --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none --set extra=none \
-        --set time_limit_s=0.25
-    # the rows carry every sample: compressed, results.jsonl comes back from the lent machine (16 MB a file)
-    [ "$part" = 2 ] || gzip -kf "$out/results.jsonl"
-    [ "$part" = 1 ] && exit "$status"
+    # the GPU matrix, one folder a backend ($out/cuda, $out/vulkan; `hsdr merge` joins them): matrix.yaml with the
+    # device's axes (rows enough to fill the GPU; the real GEMVs of bonsai2-27b, hot = L2-resident where it fits,
+    # cold = rotating over more than 3x the L2); the 1..8-column kernel on 1..8 columns (decode streams or draft
+    # tokens sharing one read of the weights), each column count validated per column, then timed in the same rounds
+    # as the one-column rows (0.25 s per case: a GPU launch takes microseconds, so the rounds end on
+    # repetitions.max, but for the slowest Vulkan shaders). The rows carry every sample: compressed, each
+    # results.jsonl comes back from the lent machine (16 MB a file).
+    matrix() { # matrix BACKEND
+        step "matrix-$1" "$hsdr" run matrix.yaml --out "$out/$1" --quiet --set variants="backend:$1" \
+            --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set cols=1,2,3,4,5,6,7,8 \
+            --set threads=1 --set distribution=bonsai --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none \
+            --set extra=none --set time_limit_s=0.25
+        gzip -kf "$out/$1/results.jsonl"
+        rm -f "$out/$1/results.csv"
+    }
+    if [ "$part" = 1 ] || [ -z "$part" ]; then
+        matrix cuda
+    fi
+    if { [ "$part" = 2 ] || [ -z "$part" ]; } && [ "$vulkan" = 1 ]; then
+        matrix vulkan
+    fi
+    if [ "$part" = 1 ] || [ "$part" = 2 ]; then
+        exit "$status"
+    fi
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \

@@ -458,31 +458,19 @@ struct mma_ptq1_0 { /* PTQ1_0 as stored (cuda.direct_mma, cuda.q1516) */
     }
 };
 
-/* The 2-bit layout (planar2.cuh): thread t takes code words 2t and 2t + 1 of the block (8 bytes, one load), unit j
- * = word 2t + (j & 1) shifted by 2 (j >> 1) and masked: the digits of weights 32 (j >> 1) + 4 (2t + (j & 1)) .. + 3. */
+/* The 2-bit code bytes (planar2.cuh): thread t takes code words 2t and 2t + 1 of the block (8 bytes, one load; the
+ * split kernel below fetches them), unit j = word 2t + (j & 1) shifted by 2 (j >> 1) and masked: the digits of
+ * weights 32 (j >> 1) + 4 (2t + (j & 1)) .. + 3. */
 struct mma_planar2 {
     static __device__ __forceinline__ int unit_weight(int t, int j, int e)
     {
         return 32 * (j >> 1) + 4 * (2 * t + (j & 1)) + e;
     }
-    /* what the split kernel loads tiles ahead: this thread's two code words */
-    typedef uint2 raw;
-    static __device__ __forceinline__ raw load(const uint8_t *W, int row, int G, int g, int t)
+    static __device__ __forceinline__ void units(uint2 w, uint32_t u[8])
     {
-        const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
-        return __ldcs((const uint2 *)(r + (t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2))));
-    }
-    static __device__ __forceinline__ void units(raw w, int t, uint32_t u[8])
-    {
-        (void)t;
 #pragma unroll
         for (int j = 0; j < 8; j++)
             u[j] = (((j & 1) ? w.y : w.x) >> (2 * (j >> 1))) & 0x03030303u;
-    }
-    static __device__ __forceinline__ float scale(const uint8_t *W, int row, int G, int g)
-    {
-        const uint8_t *r = W + (size_t)row * hsdr_planar2_row_bytes(G);
-        return __half2float(__ushort_as_half(*(const unsigned short *)(r + 32 * (size_t)G + 2 * g)));
     }
 };
 
@@ -708,9 +696,10 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
  *
  * grid (X, KS): slice s = blockIdx.y holds groups 8 s .. 8 s + 7, one per warp, whose B fragments and column sums
  * stay in that warp's registers for the whole kernel (read once, not once per 32 rows). The CTA walks rows
- * [x0, x0 + rpc) in 16-row tiles of the 2-bit layout (planar2.cuh), each thread reading its two code words and the
- * scale of its two rows MS_AHEAD tiles ahead through a pointer that steps 16 rows a tile (the first ones before the
- * wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5). Per tile, mma_tile gives
+ * [x0, x0 + rpc) in 16-row tiles of the 2-bit blocks layout (planar2.cuh; until issue 18 step 7 the rows layout of
+ * cuda.planar2_tma, whose 16-byte halves left every code sector half-used by a warp), each thread reading its two
+ * code words and the scale of its two rows MS_AHEAD tiles ahead through pointers that step 16 rows a tile (the first
+ * ones before the wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5). Per tile, mma_tile gives
  * the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared memory, MS_CHUNK tiles at a time; after
  * each chunk the CTA adds its groups per row in group order and stores the slice's partial in r->scratch; the CTA
  * that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice order and writes y.
@@ -746,25 +735,24 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
     const int g = MS_WARPS * s + warp, groups = min(MS_WARPS, G - MS_WARPS * s); /* this warp's; the slice's */
     const bool has = g < G;                                                       /* uniform per warp */
     const int x0 = (int)blockIdx.x * rpc, nrows = min(rpc, N - x0), tiles = (nrows + 15) / 16;
-    /* thread t's code words 2t, 2t + 1 of block g (planar2.cuh: bytes 0..15 of the blocks, then 16..31), and the
-     * block's scale, in row x0 + gid; row + 8 is 8 rb on, the next tile 16 rb */
-    const size_t rb = hsdr_planar2_row_bytes(G);
-    const int words = t < 2 ? 16 * g + 8 * t : 16 * (G + g) + 8 * (t - 2);
-    const int to_scale = 32 * G + 2 * g - words;
-    const uint8_t *next = W + (size_t)(x0 + gid) * rb + words;
+    /* thread t's code words 2t, 2t + 1 of block (x0 + gid, g) (planar2.cuh's blocks layout: the four threads of a row
+     * read its 32 code bytes, one whole sector), and the block's scale (after all the codes; the slice's eight warps
+     * read the same 16 bytes of a row, so through L1); row + 8 is 8 G blocks on, the next tile 16 G */
+    const size_t cstep = (size_t)G * 32, sstep = (size_t)G * 2; /* a row's codes; its scales */
+    const uint8_t *next = W + ((size_t)(x0 + gid) * G + g) * 32 + 8 * t;
+    const uint8_t *next_s = W + (size_t)N * cstep + ((size_t)(x0 + gid) * G + g) * 2;
     int next_row = x0 + gid;
     uint2 wv[MS_AHEAD][2];
     unsigned short sv[MS_AHEAD][2];
     /* the next tile, in tile order; FULL: N is a multiple of 16, so every tile's rows exist (else rows past N read
      * nothing and hold zeros) */
     auto fetch = [&](uint2 (&w)[2], unsigned short (&d)[2]) {
-        const uint8_t *p1 = next + 8 * rb;
         const bool ok0 = FULL || next_row < N, ok1 = FULL || next_row + 8 < N;
         w[0] = ok0 ? __ldcs((const uint2 *)next) : make_uint2(0, 0);
-        d[0] = ok0 ? __ldcs((const unsigned short *)(next + to_scale)) : (unsigned short)0;
-        w[1] = ok1 ? __ldcs((const uint2 *)p1) : make_uint2(0, 0);
-        d[1] = ok1 ? __ldcs((const unsigned short *)(p1 + to_scale)) : (unsigned short)0;
-        next += 16 * rb, next_row += 16;
+        d[0] = ok0 ? __ldg((const unsigned short *)next_s) : (unsigned short)0;
+        w[1] = ok1 ? __ldcs((const uint2 *)(next + 8 * cstep)) : make_uint2(0, 0);
+        d[1] = ok1 ? __ldg((const unsigned short *)(next_s + 8 * sstep)) : (unsigned short)0;
+        next += 16 * cstep, next_s += 16 * sstep, next_row += 16;
     };
     if (has)
 #pragma unroll
@@ -788,8 +776,8 @@ __global__ void __launch_bounds__(32 * MS_WARPS, 2) /* at most 128 registers: tw
                 if (tile >= t1)
                     break;
                 uint32_t u0[8], u1[8];
-                mma_planar2::units(wv[k][0], t, u0);
-                mma_planar2::units(wv[k][1], t, u1);
+                mma_planar2::units(wv[k][0], u0);
+                mma_planar2::units(wv[k][1], u1);
                 const double d0 = (double)__half2float(__ushort_as_half(sv[k][0]));
                 const double d1 = (double)__half2float(__ushort_as_half(sv[k][1]));
                 if (tile + MS_AHEAD < tiles)
@@ -900,8 +888,8 @@ static const hsdr_cu_kernels mma_p2_kernels = {1,
                                                ms_prepare<false>,
                                                ms_launch<false>,
                                                upload_codes,
-                                               hsdr_planar2_layout_bytes,
-                                               hsdr_planar2_convert,
+                                               hsdr_planar2_blocks_layout_bytes,
+                                               hsdr_planar2_blocks_convert,
                                                NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_direct_mma_p2_ops = HSDR_CU_OPS(mma_p2_kernels);
 static const hsdr_cu_kernels q1516_p2_kernels = {1,
@@ -909,8 +897,8 @@ static const hsdr_cu_kernels q1516_p2_kernels = {1,
                                                  ms_prepare<true>,
                                                  ms_launch<true>,
                                                  upload_codes,
-                                                 hsdr_planar2_layout_bytes,
-                                                 hsdr_planar2_convert,
+                                                 hsdr_planar2_blocks_layout_bytes,
+                                                 hsdr_planar2_blocks_convert,
                                                  NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_q1516_p2_ops = HSDR_CU_OPS(q1516_p2_kernels);
 

@@ -24,7 +24,7 @@
 
 enum { CODE_BYTES = 32 };
 
-static size_t layout_bytes(int K, int N)
+size_t hsdr_planar2_blocks_layout_bytes(int K, int N)
 {
     return (size_t)N * (K / 128) * (CODE_BYTES + 2);
 }
@@ -76,7 +76,7 @@ __global__ void hsdr_cu_planar2_convert(const uint8_t *src, size_t blocks, uint8
     scales[i] = (uint16_t)(blk[26] | blk[27] << 8);
 }
 
-static cudaError_t convert(hsdr_device_run *r, const uint8_t *src, uint8_t *dst)
+cudaError_t hsdr_planar2_blocks_convert(hsdr_device_run *r, const uint8_t *src, uint8_t *dst)
 {
     const size_t blocks = (size_t)r->N * (r->K / 128);
     hsdr_cu_planar2_convert<<<(unsigned)((blocks + 255) / 256), 256, 0, r->stream>>>(
@@ -109,8 +109,14 @@ struct planar2_soa {
     }
 };
 
-static const hsdr_cu_kernels kernels = {1,    hsdr_soa_act_bytes, hsdr_soa_prepare<planar2_soa>, hsdr_soa_launch,
-                                        NULL, layout_bytes,       convert, NULL};
+static const hsdr_cu_kernels kernels = {1,
+                                        hsdr_soa_act_bytes,
+                                        hsdr_soa_prepare<planar2_soa>,
+                                        hsdr_soa_launch,
+                                        NULL,
+                                        hsdr_planar2_blocks_layout_bytes,
+                                        hsdr_planar2_blocks_convert,
+                                        NULL};
 extern "C" const hsdr_device_ops hsdr_cuda_planar2_ops = HSDR_CU_OPS(kernels);
 
 /* ---- cuda.planar2_tma ---- */
