@@ -495,7 +495,7 @@ __device__ __forceinline__ void mma_group_operands(const uint8_t *act, int K, in
         kp[i] = 0;
 #pragma unroll
         for (int h = 0; h < 4; h++)
-            kp[i] += colsum[8 * (2 * i + (h >> 1)) + 2 * t + (h & 1)] << (4 * h);
+            kp[i] += colsum[8 * (2 * i + (h >> 1)) + 2 * t + (h & 1)] * (1 << (4 * h)); /* sums may be negative */
     }
 }
 
@@ -692,20 +692,20 @@ static cudaError_t mma_launch(hsdr_device_run *r, const uint8_t *W, int stage, u
     return e;
 }
 
-/* ---- cuda.direct_mma_p2 and cuda.q1516_p2: split K, each warp's B fragments held in registers (issue 18 steps 5, 6)
+/* ---- cuda.direct_mma_p2 and cuda.q1516_p2: split K, each warp's B fragments held in registers (issue 18 steps 5-7)
  *
  * grid (X, KS): slice s = blockIdx.y holds groups 8 s .. 8 s + 7, one per warp, whose B fragments and column sums
  * stay in that warp's registers for the whole kernel (read once, not once per 32 rows). The CTA walks rows
  * [x0, x0 + rpc) in 16-row tiles of the 2-bit blocks layout (planar2.cuh; until issue 18 step 7 the rows layout of
  * cuda.planar2_tma, whose 16-byte halves left every code sector half-used by a warp), each thread reading its two
  * code words and the scale of its two rows MS_AHEAD tiles ahead through pointers that step 16 rows a tile (the first
- * ones before the wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5). Per tile, mma_tile gives
- * the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared memory, MS_CHUNK tiles at a time; after
- * each chunk the CTA adds its groups per row in group order and stores the slice's partial in r->scratch; the CTA
- * that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice order and writes y.
- * Fixed orders throughout: y does not depend on timing. X: one wave of the resident CTAs (ms_split), so a large N
- * (the output head) loads each warp's B once and keeps its fetch ring running across chunks instead of starting
- * ten waves of CTAs. */
+ * ones before the wait for the prep; a ring of bulk copies instead was slower: perf-notes, issue 18 step 5). Per
+ * tile, mma_tile gives the group's fp64 d * sum_p A[p] c_p (or Q1516's Q_g) per row into shared memory, MS_CHUNK
+ * tiles at a time; after each chunk the CTA adds its groups per row in group order and stores the slice's partial in
+ * r->scratch; the CTA that finishes a row range last (a counter per range, reset by it) adds the KS slices in slice
+ * order and writes y. Fixed orders throughout: y does not depend on timing. X: one wave of the resident CTAs
+ * (ms_split), so a large N (the output head) loads each warp's B once and keeps its fetch ring running across chunks
+ * instead of starting ten waves of CTAs. */
 enum { MS_WARPS = 8, MS_AHEAD = 4, MS_CHUNK = 32, MS_MAX_ROWS = 16 * MS_CHUNK };
 
 /* the slices of K: MS_WARPS groups each */

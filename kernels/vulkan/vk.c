@@ -675,7 +675,9 @@ static void fma_probe(void)
     VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &dpool));
     VkDescriptorSet set;
     VkDescriptorSetAllocateInfo dsa = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                       .descriptorPool = dpool, .descriptorSetCount = 1, .pSetLayouts = &ctx.set_layout};
+                                       .descriptorPool = dpool,
+                                       .descriptorSetCount = 1,
+                                       .pSetLayouts = &ctx.set_layout};
     VK(vkAllocateDescriptorSets(ctx.dev, &dsa, &set));
     VkDescriptorBufferInfo bi[N_BINDINGS];
     VkWriteDescriptorSet wr[N_BINDINGS];
@@ -698,7 +700,8 @@ static void fma_probe(void)
     if (submit_wait(err, errlen) != 0 || buf_copy(&native, 0, got, sizeof(float) * PROBE_N, 0, err, errlen) != 0 ||
         buf_copy(&emul, 0, got + PROBE_N, sizeof(float) * PROBE_N, 0, err, errlen) != 0)
         goto fail;
-    /* per class of fmaf's result (normal, subnormal): how many of the device's fma and of the emulation have its bits */
+    /* per class of fmaf's result (normal, subnormal): how many of the device's fma and of the emulation have its
+     * bits */
     int normal = 0, normal_ok = 0, emul_normal_ok = 0, sub = 0, sub_ok = 0, sub_zero = 0, emul_sub_ok = 0, first = -1;
     for (int i = 0; i < PROBE_N; i++) {
         const float want = fmaf(abc[4 * i], abc[4 * i + 1], abc[4 * i + 2]), n = got[i], e = got[PROBE_N + i];
@@ -724,8 +727,8 @@ static void fma_probe(void)
                  (double)abc[4 * first], (double)abc[4 * first + 1], (double)abc[4 * first + 2], (double)got[first],
                  (double)fmaf(abc[4 * first], abc[4 * first + 1], abc[4 * first + 2]));
     else
-        snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma fused but flushing subnormals the emulation keeps (probed: %s): "
-                 "fp64 emulation", counts);
+        snprintf(ctx.fma_note, sizeof ctx.fma_note,
+                 "fma fused but flushing subnormals the emulation keeps (probed: %s): fp64 emulation", counts);
     goto out;
 fail:
     snprintf(ctx.fma_note, sizeof ctx.fma_note, "fma emulated in fp64 (the probe failed: %.100s)", err);
