@@ -205,7 +205,7 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
     char err[256] = "";
     /* the tolerance scale of y_exact: sum |terms| per row, from the exact reference itself */
     double *abs_exact = (v->outputs & HSDR_OUT_Y_EXACT) ? malloc(sizeof(double) * 2 * (size_t)c->N) : NULL;
-    /* the CUDA Q8_1 sequences are not in the vector files: the reference computes them from the case's inputs */
+    /* the variants' own sequences are not in the vector files: the reference computes them from the case's inputs */
     float *q8_1_want = (v->outputs & HSDR_OUT_Y_Q8_1) ? malloc(sizeof(float) * (size_t)c->N) : NULL;
     hsdr_block_q8_1 *q8_1_act = q8_1_want ? malloc(sizeof(hsdr_block_q8_1) * (size_t)(c->K / 32)) : NULL;
     if (q8_1_act)
@@ -230,7 +230,7 @@ static void check_matvec(const vec_case *c, const hsdr_variant *v, verdict *r)
             if ((out & HSDR_OUT_Y_Q8_1) && q8_1_want) {
                 float got = o.y_f32[row], want = q8_1_want[row];
                 if (hsdr_f32_bits(got) != hsdr_f32_bits(want))
-                    mismatch(r, "y[%d] against its CUDA Q8_1 sequence (reference hsdr_matvec_q8_1): got %.9g "
+                    mismatch(r, "y[%d] against its own sequence (reference hsdr_matvec_q8_1): got %.9g "
                                 "(0x%08x), expected %.9g (0x%08x): not bit-identical",
                              row, (double)got, hsdr_f32_bits(got), (double)want, hsdr_f32_bits(want));
             }

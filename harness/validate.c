@@ -17,7 +17,8 @@ int hsdr_y_reference_for(const hsdr_variant *v, const hsdr_case *c, const hsdr_i
     const int N = in->N;
     const char *f = v->family;
     if (v->outputs & HSDR_OUT_Y_Q8_1) {
-        /* a CUDA Q8_1 sequence (its lanes, warps and butterfly): bit-identical to its reference */
+        /* the variant's own sequence (CUDA: its lanes, warps and butterfly; Vulkan: its workgroup and subgroup):
+         * bit-identical to its reference */
         float *y = malloc(sizeof(float) * (size_t)N);
         hsdr_block_q8_1 *q = malloc(sizeof(hsdr_block_q8_1) * (size_t)(in->K / 32));
         if (!y || !q) {
@@ -30,7 +31,7 @@ int hsdr_y_reference_for(const hsdr_variant *v, const hsdr_case *c, const hsdr_i
             yr->tol[r] = -1.0;
         }
         free(y), free(q);
-        yr->what = "bit-identical to its CUDA Q8_1 sequence (hsdr_matvec_q8_1)";
+        yr->what = "bit-identical to its own sequence (hsdr_matvec_q8_1 in its order)";
     } else if (strcmp(f, "production") == 0 || strcmp(f, "baseline") == 0) {
         /* production-equivalent and our own baselines: bit-identical to the production fused sequence */
         for (int r = 0; r < N; r++) {

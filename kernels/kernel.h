@@ -44,8 +44,9 @@ enum {
     HSDR_OUT_C = 1u << 5,      /* state counts per group, exact */
     HSDR_OUT_Q1516 = 1u << 6,  /* Q15.16 per group and per row, within the spec bound */
     HSDR_OUT_FLNS = 1u << 7,   /* fLNS root (lambda, sign) per group, exact */
-    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to a CUDA Q8_1 sequence (hsdr_matvec_q8_1 in the
-                                  variant's q8_1_order), computed by the checker from the case's weights and x */
+    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to the variant's reference sequence (hsdr_matvec_q8_1 in
+                                  its q8_1_order: the CUDA Q8_1 kernels, the Vulkan q8_1 integer-dot and fp32
+                                  dequantizing paths), computed by the checker from the case's weights and x */
 };
 
 /* Inputs and outputs of one matvec. Output pointers are NULL when not wanted; a variant writes only those it
@@ -140,8 +141,9 @@ struct hsdr_variant {
     const char *(*unavailable)(void);
     /* Checking interface: the whole matvec with every declared output. Returns 0, or non-zero with a message. */
     int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
-    /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the reduction order of the reference sequence for
-     * a K x N matrix (hsdr_matvec_q8_1: lanes and warps per row, or the PT kernel's four accumulators). */
+    /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the reference sequence for a K x N matrix
+     * (hsdr_matvec_q8_1: lanes and warps per row, the PT kernel's four accumulators, or a Vulkan workgroup and
+     * subgroup, q8_1 or fp32 dequantizing). */
     hsdr_q8_1_order (*q8_1_order)(int K, int N);
     /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);

@@ -272,28 +272,45 @@ const hsdr_variant hsdr_registry[] = {
      .device = &hsdr_cuda_q1516_p2_ops},
     /* ---- Vulkan (kernels/vulkan/): activations encoded on the host, the dispatches timed by timestamps ---- */
     {.name = "vulkan.production", .backend = "vulkan", .family = "production",
-     .summary = "production PTQ1_0 x Q8_0 as a compute shader: the blocks' exact integer sums and fused scale chains "
-                "in parallel into shared memory, then one invocation per row chains the blocks in order; y "
-                "bit-identical to the CPU production path",
+     .summary = "the fork's one-column PTQ1_0 mat-vec as it dispatches on NVIDIA (5a398c96; "
+                "docs/vulkan-production.md): vulkan.mmvq's q8_1 integer-dot kernel for K > 4096, vulkan.dmmv's fp32 "
+                "dequantizing one up to it; y bit-identical to the C sequence of the kernel it runs",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
+     .q8_1_order = hsdr_vulkan_production_order,
+     .depth = {D(ENCODE) = 12, D(DECODE) = 6, D(REDUCE) = 12, D(SCALE) = 8}, .device = &hsdr_vulkan_production_ops},
+    {.name = "vulkan.q8_0", .backend = "vulkan", .family = "baseline",
+     .summary = "PTQ1_0 x Q8_0 as a compute shader (until issue 19 step 3 the Vulkan production row): the blocks' "
+                "exact integer sums and fused scale chains in parallel into shared memory, then one invocation per "
+                "row chains the blocks in order; y bit-identical to the CPU production path",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
-     .depth = {D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5}, .device = &hsdr_vulkan_production_ops},
+     .depth = {D(DECODE) = 10, D(REDUCE) = 11, D(SCALE) = 5}, .device = &hsdr_vulkan_q8_0_ops},
     {.name = "vulkan.q8_0_dot", .backend = "vulkan", .family = "baseline",
-     .summary = "vulkan.production's design and bits with each 32-block's exact integer sum four weights at a time: "
+     .summary = "vulkan.q8_0's design and bits with each 32-block's exact integer sum four weights at a time: "
                 "the trits packed as signed bytes against a word of Q8_0 values by the SPIR-V integer dot product "
                 "(OpSDot through GL_EXT_spirv_intrinsics); needs shaderIntegerDotProduct",
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 8, D(REDUCE) = 9, D(SCALE) = 5}, .device = &hsdr_vulkan_q8_0_dot_ops},
     {.name = "vulkan.mmvq", .backend = "vulkan", .family = "baseline",
-     .summary = "the fork's Vulkan PTQ1_0 mat-vec for K > 4096 on NVIDIA (mul_mat_vecq_ptq1_0.comp at 5a398c96): x "
-                "quantized to q8_1 on the device, two invocations per block, digits two bytes at a time by x3 steps "
-                "against pre-masked activation words with OpSDot, the -1 folded into the blocks' s; fmas fused and "
-                "a fixed butterfly where the fork leaves them to the device: y bit-identical to its C sequence",
+     .summary = "the fork's Vulkan PTQ1_0 mat-vec for K > 4096 on NVIDIA (mul_mat_vecq_ptq1_0.comp at 5a398c96), at "
+                "every K: x quantized to q8_1 on the device, two invocations per block, digits two bytes at a time "
+                "by x3 steps against pre-masked activation words with OpSDot, the -1 folded into the blocks' s; "
+                "fmas fused and a fixed butterfly where the fork leaves them to the device: y bit-identical to its "
+                "C sequence",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
      .q8_1_order = hsdr_vulkan_mmvq_order, .depth = {D(ENCODE) = 12, D(DECODE) = 6, D(REDUCE) = 12, D(SCALE) = 8},
      .device = &hsdr_vulkan_mmvq_ops},
+    {.name = "vulkan.dmmv", .backend = "vulkan", .family = "baseline",
+     .summary = "the fork's Vulkan PTQ1_0 mat-vec for K <= 4096 on NVIDIA (mul_mat_vec.comp's fp32 dequantizing "
+                "path at 5a398c96), at every K: x as fp32, 8 weights an invocation and iteration, two 4-wide dots, "
+                "times d, 2 rows a workgroup; the dots' order, the fma and a butterfly pinned where the fork leaves "
+                "them to the device: y bit-identical to its C sequence",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec, .q8_1_order = hsdr_vulkan_dmmv_order,
+     .depth = {D(DECODE) = 8, D(REDUCE) = 10, D(SCALE) = 4}, .device = &hsdr_vulkan_dmmv_ops},
     {.name = "vulkan.direct", .backend = "vulkan", .family = "direct",
      .summary = "direct 8-phase: a subgroup per row, its lanes own lanes of every group and keep eight phase "
                 "partials, subgroupAdd of each to the exact A[8] (any subgroup size); fp64 group sums",

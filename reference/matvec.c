@@ -72,12 +72,31 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
+/* The end of a Vulkan row: each subgroup's xor butterfly over its sg invocations' values p (lane 0's value, one
+ * rounding per add), then the subgroups' values in order ((+0 + s_0) + s_1) + ..., or the one subgroup's. */
+static float vk_reduce(float *p, int wg, int sg)
+{
+    enum { MAX_SG = 128 };
+    float v[MAX_SG], total = 0.0f;
+    const int nsg = wg / sg;
+    for (int s = 0; s < nsg; s++) {
+        float *u = p + s * sg;
+        for (int o = sg / 2; o >= 1; o /= 2) {
+            for (int l = 0; l < sg; l++)
+                v[l] = u[l] + u[l ^ o];
+            memcpy(u, v, sizeof(float) * (size_t)sg);
+        }
+        total = nsg == 1 ? u[0] : total + u[0];
+    }
+    return total;
+}
+
 /* The Vulkan integer-dot sequence (hsdr_q8_1_order.vk_wg > 0; matvec.h says what it pins). */
 static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const hsdr_block_q8_1 *q, float *y)
 {
     enum { MAX_WG = 1024 };
-    const int G = K / HSDR_QK, pairs = wg / 2, nsg = wg / sg;
-    float p[MAX_WG], v[MAX_WG];
+    const int G = K / HSDR_QK, pairs = wg / 2;
+    float p[MAX_WG];
     for (int r = 0; r < N; r++) {
         for (int i = 0; i < wg; i++)
             p[i] = 0.0f;
@@ -111,24 +130,54 @@ static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const
                 p[tid] = fmaf(dw, sum, p[tid]);
             }
         }
-        float total = 0.0f;
-        for (int s = 0; s < nsg; s++) { /* each subgroup's xor butterfly; lane 0's value */
-            float *u = p + s * sg;
-            for (int o = sg / 2; o >= 1; o /= 2) {
-                for (int l = 0; l < sg; l++)
-                    v[l] = u[l] + u[l ^ o];
-                memcpy(u, v, sizeof(float) * (size_t)sg);
-            }
-            total = nsg == 1 ? u[0] : total + u[0];
-        }
-        y[r] = total;
+        y[r] = vk_reduce(p, wg, sg);
     }
+}
+
+/* The fork's fp32 dequantizing mat-vec for K <= 4096 (hsdr_q8_1_order.vk_dmmv; matvec.h says what it pins). */
+static void matvec_dmmv_vk(const uint8_t *W, const float *x, int K, int N, int wg, int sg, float *y)
+{
+    enum { MAX_WG = 1024 };
+    const int G = K / HSDR_QK;
+    float p[MAX_WG];
+    int8_t *t = malloc((size_t)K); /* a row's trits */
+    float *d = malloc(sizeof(float) * (size_t)G);
+    for (int r = 0; r < N && t && d; r++) {
+        for (int b = 0; b < G; b++) {
+            const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
+            hsdr_ptq1_0_unpack(blk, t + (size_t)b * HSDR_QK, HSDR_DECODE_INT);
+            d[b] = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
+        }
+        for (int i = 0; i < wg; i++) {
+            p[i] = 0.0f;
+            for (int c = 8 * i; c < K; c += 8 * wg) {
+                float s[2];
+                for (int h = 0; h < 2; h++) {
+                    const int c0 = c + 4 * h;
+                    s[h] = x[c0] * (float)t[c0];
+                    for (int k = 1; k < 4; k++)
+                        s[h] = s[h] + x[c0 + k] * (float)t[c0 + k];
+                }
+                p[i] = fmaf(s[0] + s[1], d[c / HSDR_QK], p[i]);
+            }
+        }
+        y[r] = vk_reduce(p, wg, sg);
+    }
+    if (!t || !d) /* out of memory: y is NaN, which no check passes */
+        for (int r = 0; r < N; r++)
+            y[r] = NAN;
+    free(t);
+    free(d);
 }
 
 void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
                       float *y)
 {
     enum { MAX_LANES = 32, MAX_WARPS = 32 };
+    if (order.vk_wg > 0 && order.vk_dmmv) {
+        matvec_dmmv_vk(W, x, K, N, order.vk_wg, order.vk_sg, y);
+        return;
+    }
     if (order.vk_wg > 0) {
         hsdr_q8_1_quantize_recip(x, (size_t)K, y_q8);
         matvec_q8_1_vk(W, K, N, order.vk_wg, order.vk_sg, y_q8, y);
@@ -176,31 +225,31 @@ void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_
 void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
                             float *y)
 {
-    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false, 0, 0}, y_q8, y);
+    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false, 0, 0, false}, y_q8, y);
 }
 
 hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N)
 {
     (void)N;
-    return K / HSDR_QK < 128 ? (hsdr_q8_1_order){32, 1, false, 0, 0} : (hsdr_q8_1_order){32, 4, false, 0, 0};
+    return (hsdr_q8_1_order){32, K / HSDR_QK < 128 ? 1 : 4, false, 0, 0, false};
 }
 
 hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){1, 1, true, 0, 0};
+    return (hsdr_q8_1_order){1, 1, true, 0, 0, false};
 }
 
 hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false, 0, 0};
+    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false, 0, 0, false};
 }
 
 hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N)
 {
     (void)K;
-    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false, 0, 0};
+    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false, 0, 0, false};
 }
 
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)

@@ -37,11 +37,18 @@ float hsdr_dot_ptq1_0_q8_0(const uint8_t *row, const hsdr_block_q8_0 *y, int K, 
  * sum = fma(dA0, A0, fma(dA1, A1, fma(dA2, A2, fma(dB0, B0, fma(dB1, B1, fma(dB2, B2, -bias)))))) with bias =
  * s_0 + s_1 (sub 0) or s_2 + s_3 (sub 1), then p = fma(d_w, sum, p) over its blocks in increasing order; each
  * subgroup's xor butterfly (o = vk_sg / 2, ..., 1; lane 0's value); y = that of the one subgroup, or with several
- * ((+0 + s_0) + s_1) + ... in subgroup order. */
+ * ((+0 + s_0) + s_1) + ... in subgroup order.
+ * vk_dmmv (with vk_wg, vk_sg): instead the fork's fp32 dequantizing mat-vec for K <= 4096 (docs/vulkan-production.md
+ * section 3b), with no Q8_1 at all (y_q8 is not written): invocation i of vk_wg takes, in increasing iterations j, the
+ * 8 weights from c = 8 (j vk_wg + i) while c < K; per row s = ((x_c w_c + x_c+1 w_c+1) + x_c+2 w_c+2) + x_c+3 w_c+3
+ * and s' likewise over c + 4 .. c + 7 (products exact, each sum rounded), p = fma(s + s', d, p) from +0 with d the
+ * block's fp16 scale; then the subgroups' butterflies and their sum as above. The fork leaves the order inside dot,
+ * the fma and the subgroup tree to the device: these are the choices that pin them. */
 typedef struct {
     int lanes, warps;
     bool pt4;
     int vk_wg, vk_sg;
+    bool vk_dmmv;
 } hsdr_q8_1_order;
 void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
                       float *y);

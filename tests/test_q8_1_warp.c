@@ -6,7 +6,8 @@
  * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
  * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
  * bound. The Vulkan integer-dot sequence (vk_wg > 0: one or four subgroups of 8 or 32) is held to its own formula
- * evaluated in fp64 on the same q8_1 values, within the bound of its fp32 steps. Last, every registry variant that
+ * evaluated in fp64 on the same q8_1 values, within the bound of its fp32 steps; the Vulkan fp32 dequantizing sequence
+ * (vk_dmmv) to the exact result within the bound of its fp32 steps. Last, every registry variant that
  * writes y_q8_1 must name a valid order (the checker calls it).
  * Outputs are poisoned first; every element is checked. */
 #include <math.h>
@@ -33,7 +34,7 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false, 0, 0};
+        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false, 0, 0, false};
         int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? o.lanes * o.warps : KMAX / HSDR_QK);
         if (it % 5 == 4) /* the SOA_ISUM order on both sides of its threshold (127, 128 and 136 blocks) */
             G = it % 3 == 0 ? 127 : it % 3 == 1 ? 128 : 136;
@@ -47,6 +48,8 @@ int main(void)
             o = hsdr_cuda_pt_order(K, N);
         else if (it % 11 == 6) /* the Vulkan integer-dot sequence: 1 or 4 subgroups of 8 or 32 */
             o.vk_sg = it % 4 < 2 ? 8 : 32, o.vk_wg = o.vk_sg * (it % 2 ? 4 : 1);
+        else if (it % 13 == 9) /* the Vulkan fp32 dequantizing sequence, likewise */
+            o.vk_sg = it % 4 < 2 ? 8 : 32, o.vk_wg = o.vk_sg * (it % 2 ? 4 : 1), o.vk_dmmv = true;
         const int lanes = o.lanes, threads = o.pt4 ? KMAX : o.lanes * o.warps;
         for (int r = 0; r < N; r++)
             random_ptq1_0_blocks(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, (size_t)G);
@@ -66,6 +69,19 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
+            if (o.vk_dmmv) {
+                /* fp32 x and exact products: the sequence rounds each chunk's 3 + 3 dot adds, their sum and its fma
+                 * (5 roundings deep), each invocation's sum over its ceil(K / (8 wg)) chunks, the log2(sg) butterfly
+                 * adds and the wg / sg subgroup adds, each by at most 2^-24 of a partial bounded by sum |terms| */
+                int log_sg = 0;
+                while ((1 << log_sg) < o.vk_sg)
+                    log_sg++;
+                const int iters = (K + 8 * o.vk_wg - 1) / (8 * o.vk_wg);
+                const double bound = (5.0 + iters + log_sg + o.vk_wg / o.vk_sg) * 0x1p-24 * mag[r];
+                CHECK(fabs((double)y[r] - ye[r]) <= bound, "K=%d N=%d dmmv %d/%d row %d: %.9g against exact %.17g "
+                      "(bound %.3g)", K, N, o.vk_wg, o.vk_sg, r, (double)y[r], ye[r], bound);
+                continue;
+            }
             if (o.vk_wg > 0) {
                 /* the sequence's own formula in fp64 on the same q8_1 values (the fp16 s included): every term is
                  * exact in fp64 (24-bit scales times integers below 2^15); the fp32 sequence rounds each of a

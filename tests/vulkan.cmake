@@ -11,6 +11,12 @@ if(HSDR_VULKAN_ON)
   # (one subgroup below K = 1024, four from it: both reductions)
   cli_test(check_vulkan_mmvq 0 "^[1-9][0-9]* passed, 0 failed$"
     -- $<TARGET_FILE:hsdr> check --variant vulkan.mmvq ${VEC}/matvec.json)
+  # the fork's fp32 dequantizing path likewise (vectors on both sides of K = 1024: one subgroup and four), and the
+  # production row, which runs it up to K = 4096 and the integer-dot path above
+  cli_test(check_vulkan_dmmv 0 "^[1-9][0-9]* passed, 0 failed$"
+    -- $<TARGET_FILE:hsdr> check --variant vulkan.dmmv ${VEC}/matvec.json)
+  cli_test(check_vulkan_production 0 "^[1-9][0-9]* passed, 0 failed$"
+    -- $<TARGET_FILE:hsdr> check --variant vulkan.production ${VEC}/matvec.json)
   # the fused-fma probe: what it finds decides fma_f32, and the bit-exact check tells a fused fma from an unfused one
   add_test(NAME cli.vulkan_fma COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/vulkan_fma.sh $<TARGET_FILE:hsdr> ${VEC})
   set_tests_properties(cli.vulkan_fma PROPERTIES PASS_REGULAR_EXPRESSION "vulkan_fma: ok")
@@ -24,16 +30,17 @@ if(HSDR_VULKAN_ON)
     "none of the selected variants can run here"
     -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_DEVICE=nosuchgpu $<TARGET_FILE:hsdr> check --backend vulkan
     ${VEC}/spec-examples.json)
-  # a device variant in the quality study runs on each token's activations (uploaded per run): vulkan.production
-  # must give cpu.production's numbers exactly
+  # a device variant in the quality study runs on each token's activations (uploaded per run): vulkan.q8_0 must give
+  # cpu.production's numbers exactly
   add_test(NAME cli.quality_device COMMAND $<TARGET_FILE:hsdr> quality --model bonsai-4b
-    --layers 1 --seeds 1 --tokens 2 --vocab 1024 --variants cpu.production,vulkan.production
+    --layers 1 --seeds 1 --tokens 2 --vocab 1024 --variants cpu.production,vulkan.q8_0
     --json ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
   add_test(NAME cli.quality_device_same COMMAND ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/quality_device.py
     ${CMAKE_CURRENT_BINARY_DIR}/quality-device.json)
   set_tests_properties(cli.quality_device_same PROPERTIES DEPENDS cli.quality_device
-    PASS_REGULAR_EXPRESSION "quality_device: vulkan.production equals cpu.production")
-  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.vulkan_fma cli.run_vulkan
+    PASS_REGULAR_EXPRESSION "quality_device: vulkan.q8_0 equals cpu.production")
+  set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.check_vulkan_dmmv
+    cli.check_vulkan_production cli.vulkan_fma cli.run_vulkan
     cli.vulkan_bad_device cli.quality_device
     cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

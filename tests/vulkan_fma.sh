@@ -11,8 +11,9 @@ case "$line" in
 *"fma not fused (probed: "*) fused=0 ;;
 *) echo "vulkan_fma: no probe finding in the context line: $line"; exit 1 ;;
 esac
-check() { # check MODE: the mmvq check's summary line under HSDR_VULKAN_FMA=MODE
-    HSDR_VULKAN_FMA=$1 "$hsdr" check --variant vulkan.mmvq "$vec/matvec.json" 2>&1 | tail -n 1
+check() { # check MODE: the mmvq check's summary line under HSDR_VULKAN_FMA=MODE (a sanitizer's report may follow it)
+    HSDR_VULKAN_FMA=$1 "$hsdr" check --variant vulkan.mmvq "$vec/matvec.json" 2>&1 |
+        grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n 1
 }
 probe=$(check probe) emulate=$(check emulate) native=$(check native)
 echo "vulkan_fma: fused=$fused; probe: $probe; emulate: $emulate; native: $native"

@@ -25,13 +25,23 @@ int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, siz
 
 /* never called: the variants are unavailable */
 const hsdr_device_ops hsdr_vulkan_production_ops = {0};
+const hsdr_device_ops hsdr_vulkan_q8_0_ops = {0};
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = {0};
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = {0};
+const hsdr_device_ops hsdr_vulkan_dmmv_ops = {0};
 
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){32, 1, false, 0, 0}; /* never used: the variant cannot run */
+    return (hsdr_q8_1_order){32, 1, false, 0, 0, false}; /* never used: the variant cannot run */
+}
+hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N)
+{
+    return hsdr_vulkan_mmvq_order(K, N);
+}
+hsdr_q8_1_order hsdr_vulkan_production_order(int K, int N)
+{
+    return hsdr_vulkan_mmvq_order(K, N);
 }
 const hsdr_device_ops hsdr_vulkan_direct_ops = {0};
 const hsdr_device_ops hsdr_vulkan_stateset_ops = {0};

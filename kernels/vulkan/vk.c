@@ -18,6 +18,7 @@
 
 /* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
 #include "direct_spv.h"
+#include "dmmv_spv.h"
 #include "fma_probe_spv.h"
 #include "production_spv.h"
 #include "q8_0_dot_spv.h"
@@ -746,7 +747,8 @@ out:
 
 /* ---- the variants' shaders and launch shapes ---- */
 
-typedef struct {
+typedef struct vk_kernel vk_kernel;
+struct vk_kernel {
     const char *name; /* for messages */
     vk_shader shader;
     int lns8;      /* activations: LNS8 codes (else Q8_0 values + scales) */
@@ -759,7 +761,9 @@ typedef struct {
     int f32;
     const vk_shader *pre;
     size_t (*scale_bytes)(int K);
-} vk_kernel;
+    /* a dispatcher (shader, shape and the rest unused): the kernel that runs at K */
+    const vk_kernel *(*pick)(int K);
+};
 
 /* production: RPW rows of G blocks in shared memory (8 bytes a block), half the device's limit at most */
 static void production_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
@@ -789,6 +793,15 @@ static void mmvq_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
     *rpw = 4;
 }
 
+/* the fork's fp32 dequantizing mat-vec (docs/vulkan-production.md section 3b): 2 rows a workgroup of one subgroup,
+ * or of four where N <= 8192 and K >= 1024 */
+static void dmmv_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)R;
+    *local = (N <= 8192 && K >= 1024 ? 4 : 1) * ctx.subgroup;
+    *rpw = 2;
+}
+
 /* block_q8_1_x4: 144 bytes per 128 values */
 static size_t q8_1_x4_bytes(int K)
 {
@@ -804,13 +817,24 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_shader quantize_q8_1 = VK_SHADER(quantize_q8_1);
-static const vk_kernel k_production = {"production", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL};
-static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL};
-static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes};
-static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, 0, NULL, NULL};
+static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL, NULL};
+static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL, NULL};
+static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes, NULL};
+static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 0, 1, NULL, NULL, NULL};
+static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, 0, NULL, NULL,
+                                   NULL};
 static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, 0, NULL,
-                                  NULL};
-static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, 0, NULL, NULL};
+                                  NULL, NULL};
+static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, 0, NULL, NULL,
+                                     NULL};
+
+/* the fork's one-column dispatch on NVIDIA at 5a398c96 (docs/vulkan-production.md sections 1, 3, 3b): the q8_1
+ * integer-dot mat-vec above K = 4096, the fp32 dequantizing one up to it */
+static const vk_kernel *production_pick(int K)
+{
+    return K > 4096 ? &k_mmvq : &k_dmmv;
+}
+static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, 1, NULL, NULL, production_pick};
 
 /* ---- the device ops ---- */
 
@@ -966,6 +990,8 @@ static hsdr_device_run *run_alloc(run_kind kind, int ncopies, char *err, size_t 
 static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W, int ncopies, unsigned outs,
                       hsdr_device_run **out, char *err, size_t errlen)
 {
+    if (k->pick) /* a dispatcher: the kernel it runs at this K */
+        k = k->pick(K);
     hsdr_device_run *r = run_alloc(RUN_MATVEC, ncopies, err, errlen);
     if (!r)
         return -1;
@@ -1095,6 +1121,8 @@ static void barrier(VkCommandBuffer cmd)
 static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy, int stage)
 {
     const uint32_t cap = ctx.props.limits.maxComputeWorkGroupCount[0];
+    if (stage == HSDR_STAGE_ENCODE && !r->pre) /* a kernel that reads x as it is has no encode */
+        return;
     if (r->pre && stage != HSDR_STAGE_REDUCE) { /* the kernel's encode: a workgroup per 128 values */
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pre);
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
@@ -1144,8 +1172,9 @@ static int enqueue_locked(hsdr_device_run *r, int copy, int stage, char *err, si
                  run_name(r), hsdr_stage_name((hsdr_stage)stage));
         return -1;
     }
-    if (stage >= 0 && stage != HSDR_STAGE_REDUCE && !(stage == HSDR_STAGE_ENCODE && r->pre)) {
-        /* the encode runs on the host, but for a kernel that encodes x itself: one dispatch, or those two */
+    if (stage >= 0 && stage != HSDR_STAGE_REDUCE && !(stage == HSDR_STAGE_ENCODE && r->k->f32)) {
+        /* the encode runs on the host, but for a kernel that takes x itself: its encode dispatch (none where it reads
+         * x as it is: vulkan.production at K <= 4096), or those two */
         snprintf(err, errlen, "stage %s has no separate Vulkan dispatch", hsdr_stage_name((hsdr_stage)stage));
         return -1;
     }
@@ -1367,16 +1396,36 @@ static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run 
      .output = vk_output, .destroy = vk_destroy, .l2_bytes = vk_l2_bytes, .describe = vk_describe,                    \
      .read_create = vk_read_create, .token_create = vk_token_create, .impl = &(kernel)}
 const hsdr_device_ops hsdr_vulkan_production_ops = VK_OPS(k_production);
+const hsdr_device_ops hsdr_vulkan_q8_0_ops = VK_OPS(k_q8_0);
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = VK_OPS(k_q8_0_dot);
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = VK_OPS(k_mmvq);
+const hsdr_device_ops hsdr_vulkan_dmmv_ops = VK_OPS(k_dmmv);
+
+/* The reference order of a kernel that runs with `shape` (hsdr_matvec_q8_1's Vulkan sequences): its workgroup of
+ * this device's subgroups; any valid order where it cannot run here (never used then). */
+static hsdr_q8_1_order vk_order(void (*shape)(int, int, int, uint32_t *, uint32_t *), int K, int N, bool dmmv,
+                                const char *unavailable)
+{
+    if (unavailable)
+        return (hsdr_q8_1_order){32, 1, false, 0, 0, false};
+    uint32_t local, rpw;
+    shape(K, N, 1, &local, &rpw);
+    return (hsdr_q8_1_order){1, 1, false, (int)local, (int)ctx.subgroup, dmmv};
+}
 
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {
-    if (hsdr_vulkan_int_dot_unavailable()) /* never run here: any valid order */
-        return (hsdr_q8_1_order){32, 1, false, 0, 0};
-    uint32_t local, rpw;
-    mmvq_shape(K, N, 1, &local, &rpw);
-    return (hsdr_q8_1_order){1, 1, false, (int)local, (int)ctx.subgroup};
+    return vk_order(mmvq_shape, K, N, false, hsdr_vulkan_int_dot_unavailable());
+}
+
+hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N)
+{
+    return vk_order(dmmv_shape, K, N, true, hsdr_vulkan_unavailable());
+}
+
+hsdr_q8_1_order hsdr_vulkan_production_order(int K, int N)
+{
+    return production_pick(K) == &k_mmvq ? hsdr_vulkan_mmvq_order(K, N) : hsdr_vulkan_dmmv_order(K, N);
 }
 const hsdr_device_ops hsdr_vulkan_direct_ops = VK_OPS(k_direct);
 const hsdr_device_ops hsdr_vulkan_stateset_ops = VK_OPS(k_stateset);

@@ -25,10 +25,18 @@ const char *hsdr_vulkan_int_dot_unavailable(void);
  * timed. */
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
 
-/* vulkan.production: PTQ1_0 x Q8_0, y bit-identical to the CPU production path (fused). */
+/* vulkan.production: the fork's one-column dispatch on NVIDIA (docs/vulkan-production.md): vulkan.mmvq's kernel for
+ * K > 4096, vulkan.dmmv's up to it; y bit for bit against hsdr_matvec_q8_1 in the order below. */
 extern const hsdr_device_ops hsdr_vulkan_production_ops;
+hsdr_q8_1_order hsdr_vulkan_production_order(int K, int N);
+/* vulkan.q8_0: PTQ1_0 x Q8_0, y bit-identical to the CPU production path (fused). */
+extern const hsdr_device_ops hsdr_vulkan_q8_0_ops;
 /* vulkan.q8_0_dot: the same design and bits, each 32-block's integer sum by the SPIR-V integer dot product (OpSDot). */
 extern const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops;
+/* vulkan.dmmv: the fork's fp32 dequantizing mat-vec for K <= 4096 on NVIDIA (docs/vulkan-production.md section 3b):
+ * x as fp32, 8 weights an invocation and iteration; y bit for bit against hsdr_matvec_q8_1 in the order below. */
+extern const hsdr_device_ops hsdr_vulkan_dmmv_ops;
+hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N);
 /* vulkan.mmvq: the fork's integer-dot mat-vec for K > 4096 on NVIDIA (docs/vulkan-production.md section 3): x
  * quantized to q8_1 on the device, then OpSDot on two bytes of digits at a time; y bit for bit against
  * hsdr_matvec_q8_1 in the order below (the workgroup and subgroup sizes it runs with on this device). */
