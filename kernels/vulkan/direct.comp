@@ -1,15 +1,40 @@
 #version 450
 // vulkan.direct (and, compiled with -DQ1516, vulkan.q1516): the direct 8-phase reduction (spec/lns8.md section 3).
-// One subgroup per row, the row's groups in increasing order: lane l of a subgroup of S lanes owns lanes l, l + S, ...
-// of every 128-lane group and keeps eight phase partials (s t 2^q of its lanes, by phase k & 7); subgroupAdd of each
-// partial gives the exact A[p] (any subgroup size: 8 on lavapipe, 32 on NVIDIA, 64 on AMD). The first lane then
-//   direct: adds G_g = 2^e (d_g / 512) sum_p A[p] c_p to the row in fp64, y = that sum rounded to fp32;
-//   q1516:  S = sum_p A[p] C31[p] (64-bit, as two 32-bit words: no shaderInt64 needed), Q_g = rint(S d_g
-//           2^(e + 16 - 31 - 9)) in fp64 (spec section 6), the row = sum_g Q_g (64-bit, exact), y = row * 2^-16.
+// One subgroup of S lanes (S >= 8: vk.c requires it) per row, the row's groups in increasing order. Lane l owns the
+// words w = l, l + S, ... (w < 32) of every 128-lane group: the four LNS8 codes of activation word w and the four
+// trits of ptq_trits4 (weights 4w .. 4w + 3), whose terms s t 2^q it adds into eight phase partials (constant
+// indices: registers). A reduce-scatter butterfly (offsets S/2, S/4, S/8: the lane keeps half of its partials and adds
+// its partner's other half) and plain xor adds over the offsets below leave lane l with the exact A[p(l)],
+// p(l) = 4 [l & S/2] + 2 [l & S/4] + [l & S/8] (issue 19 step 4; until then eight subgroupAdds a group and scalar
+// decodes). Then
+//   direct: each lane adds d_g A[p] c_p to its phase's fp64 sum over the groups; at the end the eight phases are added
+//           by an xor butterfly over S/2, S/4, S/8 (within spec/vectors.md's fp32 tolerance: only the fp64 order of
+//           the reference changes), y = fp32 of 2^(e - 9) times that;
+//   q1516:  S_g = sum_p A[p] C31[p] by the same butterfly on 64-bit terms (two 32-bit words: no shaderInt64 needed;
+//           exact), then Q_g = rint(S_g d_g 2^(e + 16 - 31 - 9)) in fp64 (spec section 6) by the first lane, the row =
+//           sum_g Q_g (64-bit, exact), y = row * 2^-16.
 // A workgroup has RPW = local_size_x / S subgroups and takes RPW rows.
 #extension GL_GOOGLE_include_directive : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
+
+// One reduce-scatter level: keep the upper (up) or lower half of the n values, add the partner's other half.
+#define SCATTER(dst, src, n, o, up)                                                                                    \
+    for (int i = 0; i < (n); i++)                                                                                      \
+        dst[i] = ((up) ? src[(n) + i] : src[i]) + subgroupShuffleXor((up) ? src[i] : src[(n) + i], (o));
+
+#ifdef Q1516
+uvec2 shuffle_xor64(uvec2 v, uint o)
+{
+    return uvec2(subgroupShuffleXor(v.x, o), subgroupShuffleXor(v.y, o));
+}
+#else
+double shuffle_xor_f64(double v, uint o)
+{
+    const uvec2 w = unpackDouble2x32(v);
+    return packDouble2x32(uvec2(subgroupShuffleXor(w.x, o), subgroupShuffleXor(w.y, o)));
+}
+#endif
 
 void main()
 {
@@ -17,47 +42,62 @@ void main()
     if (row >= PC.N) // uniform per subgroup
         return;
     const uint G = PC.G, S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
+    const uint o1 = S >> 1, o2 = S >> 2, o3 = S >> 3;
+    const bool up1 = (lane & o1) != 0u, up2 = (lane & o2) != 0u, up3 = (lane & o3) != 0u;
+    const uint p = (up1 ? 4u : 0u) + (up2 ? 2u : 0u) + (up3 ? 1u : 0u); // the phase this lane ends with
 #ifdef Q1516
     uvec2 qrow = uvec2(0u); // int64 as (low, high) words (common.glsl)
 #else
-    double yrow = 0.0LF;
+    precise double yp = 0.0LF; // this lane's phase: sum_g d_g A_g[p] c_p
 #endif
     for (uint g = 0u; g < G; g++) {
         const uint base = (row * G + g) * 7u;
         int part[8] = int[8](0, 0, 0, 0, 0, 0, 0, 0);
-        for (uint i = lane; i < 128u; i += S) {
-            const uint c = act_code(g * 128u + i);
-            part[c & 7u] += lns8_term(c, ptq_trit(base, i));
+        for (uint w = lane; w < 32u; w += S) {
+            const uint codes = ACT[g * 32u + w], t4 = ptq_trits4(base, 4u * w);
+            for (uint j = 0u; j < 4u; j++) {
+                const uint c = (codes >> (8u * j)) & 0xffu;
+                const int v = lns8_term(c, bitfieldExtract(int(t4), int(8u * j), 8));
+                for (int k = 0; k < 8; k++)
+                    part[k] += (c & 7u) == uint(k) ? v : 0;
+            }
         }
-        int A[8];
-        for (int p = 0; p < 8; p++)
-            A[p] = subgroupAdd(part[p]); // exact: |A[p]| <= 2^22
-        if (subgroupElect()) {
-            if ((PC.flags & FLAG_A) != 0u)
-                for (int p = 0; p < 8; p++)
-                    AOUT[(row * G + g) * 8u + uint(p)] = A[p];
-            const float d = ptq_scale(base);
+        int h4[4], h2[2]; // exact: |A[p]| <= 2^22
+        SCATTER(h4, part, 4, o1, up1)
+        SCATTER(h2, h4, 2, o2, up2)
+        int a = (up3 ? h2[1] : h2[0]) + subgroupShuffleXor(up3 ? h2[0] : h2[1], o3);
+        for (uint o = o3 >> 1; o >= 1u; o >>= 1)
+            a += subgroupShuffleXor(a, o);
+        if ((PC.flags & FLAG_A) != 0u && (lane & (o3 - 1u)) == 0u)
+            AOUT[(row * G + g) * 8u + p] = a;
+        const float d = ptq_scale(base);
 #ifdef Q1516
-            uvec2 s = uvec2(0u);
-            for (int p = 0; p < 8; p++)
-                s = i64_add(s, i64_mul(A[p], LNS8_C31[p])); // exact: |S| <= 2^54
-            precise double x = i64_to_double(s) * double(d);   // as the reference: fp64(S) * d, one rounding
+        uvec2 s = i64_mul(a, LNS8_C31[p]); // exact: |S| <= 2^54
+        s = i64_add(s, shuffle_xor64(s, o1));
+        s = i64_add(s, shuffle_xor64(s, o2));
+        s = i64_add(s, shuffle_xor64(s, o3));
+        if (subgroupElect()) {
+            precise double x = i64_to_double(s) * double(d); // as the reference: fp64(S) * d, one rounding
             const uvec2 q = i64_from_double(round_even(x * pow2(PC.e + 16 - 31 - 9)));
             if ((PC.flags & FLAG_Q) != 0u)
                 QG[row * G + g] = q;
             qrow = i64_add(qrow, q);
-#else
-            yrow += lns8_group(A, d, PC.e);
-#endif
         }
+#else
+        yp += double(a) * LNS8_CP[p] * double(d);
+#endif
     }
-    if (subgroupElect()) {
 #ifdef Q1516
+    if (subgroupElect()) {
         if ((PC.flags & FLAG_Q) != 0u)
             QR[row] = qrow;
         Y[row] = float(i64_to_double(qrow) * pow2(-16));
-#else
-        Y[row] = float(yrow);
-#endif
     }
+#else
+    precise double y = yp + shuffle_xor_f64(yp, o1);
+    y = y + shuffle_xor_f64(y, o2);
+    y = y + shuffle_xor_f64(y, o3);
+    if (subgroupElect())
+        Y[row] = float(y * pow2(PC.e - 9));
+#endif
 }

@@ -300,8 +300,9 @@ static void ctx_init(void)
         goto fail;
     }
     if (!(sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sgp.supportedOperations & need_ops) != need_ops ||
-        ctx.subgroup < 4 || ctx.subgroup > 128) {
-        snprintf(err, errlen, "%s lacks subgroup basic/ballot/arithmetic/shuffle in compute shaders (subgroup %u)",
+        ctx.subgroup < 8 || ctx.subgroup > 128) {
+        snprintf(err, errlen, "%s lacks subgroup basic/ballot/arithmetic/shuffle in compute shaders, or its subgroup "
+                 "size (%u) is outside 8..128",
                  ctx.props.deviceName, ctx.subgroup);
         goto fail;
     }
