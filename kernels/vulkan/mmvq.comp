@@ -16,10 +16,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
-
-layout(std430, binding = 2) readonly buffer Q81In { uint Q81[]; }; // binding 2 (SCALE) as the q8_1 words
-
-shared float s_part[4 * 32]; // per row, each subgroup's sum (workgroups of up to 32 subgroups)
+#include "mmvq.glsl"
 
 // One digit position of the 16-bit lanes lo (bytes 0, 2) and hi (bytes 1, 3) against the pre-masked activations:
 // digit . q added to acc, the remainders kept.
@@ -37,24 +34,11 @@ void main()
     const uint first = PC.row0 + gl_WorkGroupID.x * RPW, rows = min(RPW, PC.N - min(first, PC.N));
     float temp[4] = float[4](0.0, 0.0, 0.0, 0.0);
     for (uint blk = tid >> 1; blk < G; blk += gl_WorkGroupSize.x >> 1) {
-        const uint qb = 36u * blk, qv = qb + 4u; // the block_q8_1_x4: four (d, s) words, then 32 value words
-        const vec2 ds0 = unpackHalf2x16(Q81[qb]), ds1 = unpackHalf2x16(Q81[qb + 1u]);
-        const vec2 ds2 = unpackHalf2x16(Q81[qb + 2u]), ds3 = unpackHalf2x16(Q81[qb + 3u]);
-        const float sB0 = sub != 0u ? ds2.x : ds0.x, sB1 = sub != 0u ? ds3.x : ds1.x;
-        const float sB2 = sub != 0u ? ds3.x : ds2.x;
-        precise float bias = sub != 0u ? ds2.y + ds3.y : ds0.y + ds1.y;
-        // the activation words of digit position t: qs bytes 4w .. 4w + 3 (w < 4) hold weights 16 t + 4w ..; bytes
-        // 16 + 4w' hold 80 + 8 t + 4w' ..
-        uint yl[3][5], yh[3][5];
-        for (uint t = 0u; t < 5u; t++) {
-            const uint y0 = Q81[qv + 4u * t + 3u * sub];
-            const uint y1 = sub != 0u ? Q81[qv + 20u + 2u * t] : Q81[qv + 4u * t + 1u];
-            const uint y2 = sub != 0u ? Q81[qv + 21u + 2u * t] : Q81[qv + 4u * t + 2u];
-            yh[0][t] = y0 & 0xff00ff00u, yl[0][t] = (y0 << 8) & 0xff00ff00u;
-            yh[1][t] = y1 & 0xff00ff00u, yl[1][t] = (y1 << 8) & 0xff00ff00u;
-            yh[2][t] = y2 & 0xff00ff00u, yl[2][t] = (y2 << 8) & 0xff00ff00u;
-        }
-        const uint yq0 = Q81[qv + 30u], yq1 = Q81[qv + 31u]; // weights 120..127
+        uint y[3][5], yq[2], yl[3][5], yh[3][5];
+        mmvq_act(blk, sub, y, yq);
+        for (uint i = 0u; i < 3u; i++) // masked to the 16-bit lanes: bytes 1, 3 in place, bytes 0, 2 moved up
+            for (uint t = 0u; t < 5u; t++)
+                yh[i][t] = y[i][t] & 0xff00ff00u, yl[i][t] = (y[i][t] << 8) & 0xff00ff00u;
         for (uint n = 0u; n < 4u; n++) {
             if (n >= rows)
                 break;
@@ -83,33 +67,9 @@ void main()
                 else
                     q23 |= two << (16u * (t - 2u));
             }
-            accB[2] += sdot4(q01, yq0) + sdot4(q23, yq1);
-            float sum = fma_f32(sB2, float(accB[2]), -bias);
-            sum = fma_f32(sB1, float(accB[1]), sum);
-            sum = fma_f32(sB0, float(accB[0]), sum);
-            sum = fma_f32(ds2.x, float(accA[2]), sum);
-            sum = fma_f32(ds1.x, float(accA[1]), sum);
-            sum = fma_f32(ds0.x, float(accA[0]), sum);
-            temp[n] = fma_f32(unpackHalf2x16(w6).y, sum, temp[n]);
+            accB[2] += sdot4(q01, yq[0]) + sdot4(q23, yq[1]);
+            temp[n] = fma_f32(unpackHalf2x16(w6).y, mmvq_block(blk, sub, accA, accB), temp[n]);
         }
     }
-    // each subgroup's xor butterfly (lane 0's value), then the subgroups in order
-    const uint nsg = gl_WorkGroupSize.x / gl_SubgroupSize;
-    for (uint n = 0u; n < 4u; n++) {
-        precise float v = temp[n];
-        for (uint o = gl_SubgroupSize >> 1; o >= 1u; o >>= 1)
-            v = v + subgroupShuffleXor(v, o);
-        if (gl_SubgroupInvocationID == 0u)
-            s_part[n * 32u + gl_SubgroupID] = v;
-    }
-    barrier();
-    if (tid < rows) {
-        precise float y = s_part[tid * 32u];
-        if (nsg > 1u) {
-            y = 0.0;
-            for (uint s = 0u; s < nsg; s++)
-                y = y + s_part[tid * 32u + s];
-        }
-        Y[first + tid] = y;
-    }
+    mmvq_rows_end(temp, first, rows);
 }

@@ -29,6 +29,7 @@ const hsdr_device_ops hsdr_vulkan_q8_0_ops = {0};
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = {0};
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = {0};
 const hsdr_device_ops hsdr_vulkan_dmmv_ops = {0};
+const hsdr_device_ops hsdr_vulkan_planar2_ops = {0};
 
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {

@@ -23,6 +23,7 @@
 #include "production_spv.h"
 #include "q8_0_dot_spv.h"
 #include "mmvq_spv.h"
+#include "planar2_spv.h"
 #include "quantize_q8_1_spv.h"
 #include "q1516_spv.h"
 #include "read_spv.h"
@@ -764,7 +765,68 @@ struct vk_kernel {
     size_t (*scale_bytes)(int K);
     /* a dispatcher (shader, shape and the rest unused): the kernel that runs at K */
     const vk_kernel *(*pick)(int K);
+    /* the weights in a layout of the kernel's own, converted on the host at create (NULL: PTQ1_0 as stored) */
+    const struct vk_layout *layout;
 };
+
+/* A converted weight layout: its bytes for K x N, and the conversion of PTQ1_0 into it. */
+typedef struct vk_layout {
+    size_t (*bytes)(int K, int N);
+    void (*convert)(const uint8_t *W, int K, int N, uint32_t *out);
+} vk_layout;
+
+/* ---- vulkan.planar2's layout (planar2.comp says what each word holds) ---- */
+
+static size_t planar2_bytes(int K, int N)
+{
+    const size_t blocks = (size_t)N * (size_t)(K / 128);
+    return blocks * 32 + (blocks + 1) / 2 * 4;
+}
+
+/* digit n (0..4) of a PTQ1_0 byte (spec/ptq1_0.md section 1) */
+static uint32_t ptq_digit(uint8_t byte, int n)
+{
+    static const uint32_t pow3[5] = {1, 3, 9, 27, 81};
+    return ((((uint32_t)byte * pow3[n]) & 0xffu) * 3u) >> 8;
+}
+
+static void planar2_convert(const uint8_t *W, int K, int N, uint32_t *out)
+{
+    const size_t blocks = (size_t)N * (size_t)(K / 128);
+    uint32_t *scales = out + 8 * blocks;
+    for (size_t b = 0; b < blocks; b++) {
+        const uint8_t *blk = W + b * BLOCK_BYTES;
+        uint32_t *w = out + 8 * b;
+        for (int sub = 0; sub < 2; sub++) {
+            uint32_t p4 = 0;
+            for (int i = 0; i < 3; i++) {
+                uint32_t c = 0;
+                for (int k = 0; k < 4; k++) {
+                    const uint8_t byte = blk[12 * sub + 4 * i + k];
+                    for (int t = 0; t < 4; t++)
+                        c |= ptq_digit(byte, t) << (8 * k + 2 * t);
+                    p4 |= ptq_digit(byte, 4) << (8 * k + 2 * i);
+                }
+                w[3 * sub + i] = c;
+            }
+            for (int k = 0; k < 4; k++) { /* the qh digit of weight 120 + 4 sub + k: byte 24 + (j & 1), digit j / 2 */
+                const int j = 4 * sub + k;
+                p4 |= ptq_digit(blk[24 + (j & 1)], j >> 1) << (8 * k + 6);
+            }
+            w[6 + sub] = p4;
+        }
+        const uint32_t d = (uint32_t)blk[26] | (uint32_t)blk[27] << 8;
+        scales[b / 2] = (b & 1) ? (scales[b / 2] & 0xffffu) | d << 16 : d;
+    }
+}
+
+static const vk_layout planar2_layout = {planar2_bytes, planar2_convert};
+
+/* the weights' bytes on the device for kernel k at K x N */
+static size_t weight_bytes(const vk_kernel *k, int K, int N)
+{
+    return k->layout ? k->layout->bytes(K, N) : (size_t)N * (size_t)(K / 128) * BLOCK_BYTES;
+}
 
 /* production: RPW rows of G blocks in shared memory (8 bytes a block), half the device's limit at most */
 static void production_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
@@ -818,16 +880,20 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_shader quantize_q8_1 = VK_SHADER(quantize_q8_1);
-static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL, NULL};
-static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL, NULL};
-static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes, NULL};
-static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 0, 1, NULL, NULL, NULL};
+static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL, NULL, NULL};
+static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL,
+                                     NULL, NULL};
+static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
+                                 NULL};
+static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1,
+                                    q8_1_x4_bytes, NULL, &planar2_layout};
+static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 0, 1, NULL, NULL, NULL, NULL};
 static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, 0, NULL, NULL,
-                                   NULL};
+                                   NULL, NULL};
 static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, 0, NULL,
-                                  NULL, NULL};
+                                  NULL, NULL, NULL};
 static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, 0, NULL, NULL,
-                                     NULL};
+                                     NULL, NULL};
 
 /* the fork's one-column dispatch on NVIDIA at 5a398c96 (docs/vulkan-production.md sections 1, 3, 3b): the q8_1
  * integer-dot mat-vec above K = 4096, the fp32 dequantizing one up to it */
@@ -835,7 +901,7 @@ static const vk_kernel *production_pick(int K)
 {
     return K > 4096 ? &k_mmvq : &k_dmmv;
 }
-static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, 1, NULL, NULL, production_pick};
+static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, 1, NULL, NULL, production_pick, NULL};
 
 /* ---- the device ops ---- */
 
@@ -997,11 +1063,22 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
     if (!r)
         return -1;
     r->k = k, r->K = K, r->N = N, r->R = R, r->G = K / 128, r->flags = outs & k->outs;
-    const size_t wbytes = (size_t)N * r->G * BLOCK_BYTES;
+    const size_t wbytes = weight_bytes(k, K, N);
+    uint32_t *conv = NULL;
+    if (k->layout) { /* the kernel's own layout, converted here once (not timed) */
+        if (!(conv = malloc(wbytes))) {
+            snprintf(err, errlen, "out of host memory (%zu bytes for the %s layout)", wbytes, k->name);
+            goto fail;
+        }
+        k->layout->convert(W, K, N, conv);
+    }
     for (int c = 0; c < ncopies; c++)
         if (buf_create(&r->w[c], wbytes, 0, err, errlen) != 0 ||
-            buf_copy(&r->w[c], 0, (void *)W, wbytes, 1, err, errlen) != 0)
+            buf_copy(&r->w[c], 0, conv ? (void *)conv : (void *)W, wbytes, 1, err, errlen) != 0) {
+            free(conv);
             goto fail;
+        }
+    free(conv);
     if (buf_create(&r->act, (k->f32 ? sizeof(float) : 1) * (size_t)K, 0, err, errlen) != 0 ||
         buf_create(&r->scale, k->scale_bytes ? k->scale_bytes(K) : sizeof(float) * (size_t)(K / 32), 0, err,
                    errlen) != 0 ||
@@ -1045,7 +1122,8 @@ static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
                               errlen);
     pthread_mutex_unlock(&ctx_lock);
     *convert_ns = 0.0;
-    *footprint = (size_t)e->N * (e->K / 128) * BLOCK_BYTES;
+    const vk_kernel *k = (const vk_kernel *)v->device->impl;
+    *footprint = weight_bytes(k->pick ? k->pick(e->K) : k, e->K, e->N);
     return rc;
 }
 
@@ -1401,6 +1479,7 @@ const hsdr_device_ops hsdr_vulkan_q8_0_ops = VK_OPS(k_q8_0);
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = VK_OPS(k_q8_0_dot);
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = VK_OPS(k_mmvq);
 const hsdr_device_ops hsdr_vulkan_dmmv_ops = VK_OPS(k_dmmv);
+const hsdr_device_ops hsdr_vulkan_planar2_ops = VK_OPS(k_planar2);
 
 /* The reference order of a kernel that runs with `shape` (hsdr_matvec_q8_1's Vulkan sequences): its workgroup of
  * this device's subgroups; any valid order where it cannot run here (never used then). */

@@ -1,0 +1,46 @@
+#version 450
+// vulkan.planar2: vulkan.mmvq's design on PTQ1_0's digits predecoded once on the host into 2-bit fields (vk.c
+// planar2_convert; 34 bytes per 128 weights, 1.21x PTQ1_0's 28), so that the decode is a shift and a mask per four
+// digits and OpSDot takes them against the q8_1 activation words as they are: the same integer sums as mmvq's x3
+// steps, hence the same y bits (hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order), as cuda.planar2 is to cuda.production.
+//
+// Layout: block (row r, group g) is the 8 words at 8 (r G + g): words 3 sub + i (sub 0, 1; i = 0..2) hold, for the four
+// bytes k of PTQ1_0 qs word 3 sub + i, the digits of positions 0..3 in bit pairs 0, 2, 4, 6 of byte k; word 6 + sub
+// holds in byte k the position-4 digits of the sub's qs words 0..2 in bit pairs 0, 2, 4, and in bit pair 6 the qh digit
+// of weight 120 + 4 sub + k. The fp16 scales follow all the blocks, two a word, in the same order.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "common.glsl"
+#include "mmvq.glsl"
+
+void main()
+{
+    const uint tid = gl_LocalInvocationID.x, sub = tid & 1u, G = PC.G, M = 0x03030303u;
+    const uint first = PC.row0 + gl_WorkGroupID.x * RPW, rows = min(RPW, PC.N - min(first, PC.N));
+    const uint scales = PC.N * G * 8u; // the word of the first scales
+    float temp[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    for (uint blk = tid >> 1; blk < G; blk += gl_WorkGroupSize.x >> 1) {
+        uint y[3][5], yq[2];
+        mmvq_act(blk, sub, y, yq);
+        for (uint n = 0u; n < 4u; n++) {
+            if (n >= rows)
+                break;
+            const uint b = (first + n) * G + blk, base = 8u * b;
+            const uint c0 = W[base + 3u * sub], c1 = W[base + 3u * sub + 1u], c2 = W[base + 3u * sub + 2u];
+            const uint p4 = W[base + 6u + sub];
+            int accA[3] = int[3](0, 0, 0), accB[3] = int[3](0, 0, 0);
+            for (uint t = 0u; t < 4u; t++) {
+                const uint g = t >> 1, s = 2u * t;
+                accA[g] += sdot4((c0 >> s) & M, y[0][t]);
+                accB[g] += sdot4((c1 >> s) & M, y[1][t]) + sdot4((c2 >> s) & M, y[2][t]);
+            }
+            accA[2] += sdot4(p4 & M, y[0][4]);
+            accB[2] += sdot4((p4 >> 2) & M, y[1][4]) + sdot4((p4 >> 4) & M, y[2][4]);
+            if (sub != 0u) // the qh digits: weights 120..123 in word 6, 124..127 in word 7
+                accB[2] += sdot4((W[base + 6u] >> 6) & M, yq[0]) + sdot4((p4 >> 6) & M, yq[1]);
+            const float d = unpackHalf2x16(W[scales + (b >> 1)] >> (16u * (b & 1u))).x;
+            temp[n] = fma_f32(d, mmvq_block(blk, sub, accA, accB), temp[n]);
+        }
+    }
+    mmvq_rows_end(temp, first, rows);
+}
