@@ -321,10 +321,11 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec, .q8_1_order = hsdr_vulkan_dmmv_order,
      .depth = {D(DECODE) = 8, D(REDUCE) = 10, D(SCALE) = 4}, .device = &hsdr_vulkan_dmmv_ops},
     {.name = "vulkan.direct", .backend = "vulkan", .family = "direct",
-     .summary = "direct 8-phase: a subgroup per row, its lanes own lanes of every group and keep eight phase "
-                "partials, subgroupAdd of each to the exact A[8] (any subgroup size); fp64 group sums",
+     .summary = "direct 8-phase: a subgroup per row, each lane a word of four lanes of every group at a time, eight "
+                "phase partials in registers, a reduce-scatter butterfly to one exact A[p] a lane; each phase summed "
+                "over the groups in fp64, the phases added once (subgroups of 8 or more)",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
-     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
+     .unavailable = hsdr_vulkan_subgroup8_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4}, .device = &hsdr_vulkan_direct_ops},
     {.name = "vulkan.stateset", .backend = "vulkan", .family = "stateset",
      .summary = "ballot state sets: per group and tile of R rows the occupied codes' 128-lane masks by "
@@ -335,9 +336,10 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20, D(SCALE) = 4}, .device = &hsdr_vulkan_stateset_ops},
     {.name = "vulkan.q1516", .backend = "vulkan", .family = "q1516",
      .summary = "Q15.16 hybrid on vulkan.direct's exact A[8]: S = sum A[p] C31[p] in 64 bits as two 32-bit words (no "
-                "shaderInt64), Q_g materialized in fp64 per group, exact 64-bit merge over the groups",
+                "shaderInt64) over the butterfly, Q_g materialized in fp64 per group, exact 64-bit merge over the "
+                "groups",
      .outputs = HSDR_OUT_A | HSDR_OUT_Q1516, .stages = ST(REDUCE), .precision = 32,
-     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec,
+     .unavailable = hsdr_vulkan_subgroup8_unavailable, .matvec = hsdr_vulkan_matvec,
      .depth = {D(DECODE) = 6, D(ROUTE) = 8, D(REDUCE) = 9, D(SCALE) = 4, D(MATERIALIZE) = 3},
      .device = &hsdr_vulkan_q1516_ops},
     /* ---- Metal (kernels/metal/): on Apple the Metal GPU, timed by the command buffers' GPU times; elsewhere the

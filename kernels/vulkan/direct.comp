@@ -1,12 +1,12 @@
 #version 450
 // vulkan.direct (and, compiled with -DQ1516, vulkan.q1516): the direct 8-phase reduction (spec/lns8.md section 3).
-// One subgroup of S lanes (S >= 8: vk.c requires it) per row, the row's groups in increasing order. Lane l owns the
-// words w = l, l + S, ... (w < 32) of every 128-lane group: the four LNS8 codes of activation word w and the four
-// trits of ptq_trits4 (weights 4w .. 4w + 3), whose terms s t 2^q it adds into eight phase partials (constant
-// indices: registers). A reduce-scatter butterfly (offsets S/2, S/4, S/8: the lane keeps half of its partials and adds
-// its partner's other half) and plain xor adds over the offsets below leave lane l with the exact A[p(l)],
-// p(l) = 4 [l & S/2] + 2 [l & S/4] + [l & S/8] (issue 19 step 4; until then eight subgroupAdds a group and scalar
-// decodes). Then
+// One subgroup of S lanes (S >= 8: hsdr_vulkan_subgroup8_unavailable says so elsewhere) per row, the row's groups
+// in increasing order. Lane l owns the words w = l, l + S, ... (w < 32) of every 128-lane group: the four LNS8 codes
+// of activation word w and the four trits of ptq_trits4 (weights 4w .. 4w + 3), whose terms s t 2^q it adds into eight
+// phase partials (constant indices: registers). A reduce-scatter butterfly (offsets S/2, S/4, S/8: the lane keeps half
+// of its partials and adds its partner's other half) and plain xor adds over the offsets below leave lane l with the
+// exact A[p(l)], p(l) = 4 [l & S/2] + 2 [l & S/4] + [l & S/8] (issue 19 step 4; until then eight subgroupAdds a
+// group and scalar decodes). Then
 //   direct: each lane adds d_g A[p] c_p to its phase's fp64 sum over the groups; at the end the eight phases are added
 //           by an xor butterfly over S/2, S/4, S/8 (within spec/vectors.md's fp32 tolerance: only the fp64 order of
 //           the reference changes), y = fp32 of 2^(e - 9) times that;

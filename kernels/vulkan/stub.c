@@ -16,6 +16,11 @@ const char *hsdr_vulkan_int_dot_unavailable(void)
     return reason;
 }
 
+const char *hsdr_vulkan_subgroup8_unavailable(void)
+{
+    return reason;
+}
+
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;

@@ -301,9 +301,8 @@ static void ctx_init(void)
         goto fail;
     }
     if (!(sgp.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) || (sgp.supportedOperations & need_ops) != need_ops ||
-        ctx.subgroup < 8 || ctx.subgroup > 128) {
-        snprintf(err, errlen, "%s lacks subgroup basic/ballot/arithmetic/shuffle in compute shaders, or its subgroup "
-                 "size (%u) is outside 8..128",
+        ctx.subgroup < 4 || ctx.subgroup > 128) {
+        snprintf(err, errlen, "%s lacks subgroup basic/ballot/arithmetic/shuffle in compute shaders (subgroup %u)",
                  ctx.props.deviceName, ctx.subgroup);
         goto fail;
     }
@@ -408,6 +407,19 @@ const char *hsdr_vulkan_unavailable(void)
 {
     pthread_once(&ctx_once, ctx_init);
     return ctx.why[0] ? ctx.why : NULL;
+}
+
+const char *hsdr_vulkan_subgroup8_unavailable(void)
+{
+    static char why[640];
+    const char *base = hsdr_vulkan_unavailable();
+    if (base)
+        return base;
+    if (ctx.subgroup >= 8)
+        return NULL;
+    snprintf(why, sizeof why, "%s has subgroups of %u; this shader's reduce-scatter of eight phases needs 8 or more",
+             ctx.props.deviceName, ctx.subgroup);
+    return why;
 }
 
 const char *hsdr_vulkan_int_dot_unavailable(void)
@@ -1102,8 +1114,7 @@ fail:
 static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *ptq1_0, int ncopies,
                      hsdr_device_run **run, double *convert_ns, size_t *footprint, char *err, size_t errlen)
 {
-    const char *why = ((const vk_kernel *)v->device->impl)->int_dot ? hsdr_vulkan_int_dot_unavailable()
-                                                                    : hsdr_vulkan_unavailable();
+    const char *why = v->unavailable ? v->unavailable() : hsdr_vulkan_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
@@ -1530,7 +1541,7 @@ fail:
 /* The timed path: the activations (x, or the codes of group vectors), poison, one sample of one launch, outputs. */
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
-    const char *why = hsdr_vulkan_unavailable();
+    const char *why = v->unavailable ? v->unavailable() : hsdr_vulkan_unavailable();
     if (why) {
         snprintf(err, errlen, "%s", why);
         return -1;
