@@ -330,9 +330,10 @@ const hsdr_variant hsdr_registry[] = {
     {.name = "vulkan.stateset", .backend = "vulkan", .family = "stateset",
      .summary = "ballot state sets: per group and tile of R rows the occupied codes' 128-lane masks by "
                 "subgroupBallot(code == k), built once; per row trit masks by ballot, bitCount of the positive and "
-                "negative products per state, folded to A[8] by subgroupAdd",
+                "negative products per state, folded to one exact A[p] a lane by a reduce-scatter butterfly "
+                "(subgroups of 8 or more)",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A, .stages = ST(REDUCE), .precision = 32,
-     .unavailable = hsdr_vulkan_unavailable, .matvec = hsdr_vulkan_matvec, .uses_R = true,
+     .unavailable = hsdr_vulkan_subgroup8_unavailable, .matvec = hsdr_vulkan_matvec, .uses_R = true,
      .depth = {D(ROUTE) = 170, D(DECODE) = 6, D(REDUCE) = 20, D(SCALE) = 4}, .device = &hsdr_vulkan_stateset_ops},
     {.name = "vulkan.q1516", .backend = "vulkan", .family = "q1516",
      .summary = "Q15.16 hybrid on vulkan.direct's exact A[8]: S = sum A[p] C31[p] in 64 bits as two 32-bit words (no "

@@ -173,15 +173,6 @@ int lns8_term(uint c, int t)
     return ((c >> 7) != 0u) != (t < 0) ? -v : v;
 }
 
-// G_g = 2^e (d_g / 512) sum_p A[p] c_p, in fp64.
-double lns8_group(int A[8], float d, int e)
-{
-    double s = 0.0LF;
-    for (int p = 0; p < 8; p++)
-        s += double(A[p]) * LNS8_CP[p];
-    return s * double(d) * pow2(e - 9);
-}
-
 // fma(a, b, c) rounded once to fp32, on any device. GLSL's fma() is not required to be fused in Vulkan (its
 // precision is that of a multiply then an add), so the production sequence uses it only where vk.c's probe found it
 // giving the bits of the emulation below on every probed triple (FMA_FUSED); elsewhere it is emulated: the product

@@ -17,24 +17,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
-
-// One reduce-scatter level: keep the upper (up) or lower half of the n values, add the partner's other half.
-#define SCATTER(dst, src, n, o, up)                                                                                    \
-    for (int i = 0; i < (n); i++)                                                                                      \
-        dst[i] = ((up) ? src[(n) + i] : src[i]) + subgroupShuffleXor((up) ? src[i] : src[(n) + i], (o));
-
-#ifdef Q1516
-uvec2 shuffle_xor64(uvec2 v, uint o)
-{
-    return uvec2(subgroupShuffleXor(v.x, o), subgroupShuffleXor(v.y, o));
-}
-#else
-double shuffle_xor_f64(double v, uint o)
-{
-    const uvec2 w = unpackDouble2x32(v);
-    return packDouble2x32(uvec2(subgroupShuffleXor(w.x, o), subgroupShuffleXor(w.y, o)));
-}
-#endif
+#include "phases.glsl"
 
 void main()
 {
@@ -42,9 +25,7 @@ void main()
     if (row >= PC.N) // uniform per subgroup
         return;
     const uint G = PC.G, S = gl_SubgroupSize, lane = gl_SubgroupInvocationID;
-    const uint o1 = S >> 1, o2 = S >> 2, o3 = S >> 3;
-    const bool up1 = (lane & o1) != 0u, up2 = (lane & o2) != 0u, up3 = (lane & o3) != 0u;
-    const uint p = (up1 ? 4u : 0u) + (up2 ? 2u : 0u) + (up3 ? 1u : 0u); // the phase this lane ends with
+    const uint p = phase_of(lane); // the phase this lane ends with
 #ifdef Q1516
     uvec2 qrow = uvec2(0u); // int64 as (low, high) words (common.glsl)
 #else
@@ -62,20 +43,12 @@ void main()
                     part[k] += (c & 7u) == uint(k) ? v : 0;
             }
         }
-        int h4[4], h2[2]; // exact: |A[p]| <= 2^22
-        SCATTER(h4, part, 4, o1, up1)
-        SCATTER(h2, h4, 2, o2, up2)
-        int a = (up3 ? h2[1] : h2[0]) + subgroupShuffleXor(up3 ? h2[0] : h2[1], o3);
-        for (uint o = o3 >> 1; o >= 1u; o >>= 1)
-            a += subgroupShuffleXor(a, o);
-        if ((PC.flags & FLAG_A) != 0u && (lane & (o3 - 1u)) == 0u)
+        const int a = phase_scatter(part);
+        if ((PC.flags & FLAG_A) != 0u && phase_writer(lane))
             AOUT[(row * G + g) * 8u + p] = a;
         const float d = ptq_scale(base);
 #ifdef Q1516
-        uvec2 s = i64_mul(a, LNS8_C31[p]); // exact: |S| <= 2^54
-        s = i64_add(s, shuffle_xor64(s, o1));
-        s = i64_add(s, shuffle_xor64(s, o2));
-        s = i64_add(s, shuffle_xor64(s, o3));
+        const uvec2 s = phase_sum_i64(i64_mul(a, LNS8_C31[p])); // exact: |S| <= 2^54
         if (subgroupElect()) {
             precise double x = i64_to_double(s) * double(d); // as the reference: fp64(S) * d, one rounding
             const uvec2 q = i64_from_double(round_even(x * pow2(PC.e + 16 - 31 - 9)));
@@ -94,9 +67,7 @@ void main()
         Y[row] = float(i64_to_double(qrow) * pow2(-16));
     }
 #else
-    precise double y = yp + shuffle_xor_f64(yp, o1);
-    y = y + shuffle_xor_f64(y, o2);
-    y = y + shuffle_xor_f64(y, o3);
+    const double y = phase_sum_f64(yp);
     if (subgroupElect())
         Y[row] = float(y * pow2(PC.e - 9));
 #endif

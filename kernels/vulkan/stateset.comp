@@ -1,24 +1,29 @@
 #version 450
-// vulkan.stateset: reusable activation state sets (spec/lns8.md section 4). A workgroup is one subgroup of S lanes and
-// takes a tile of RPW = R rows. Lane l holds the tile lanes i = l + j S (j = 0 .. 128 / S - 1); a 128-lane mask is
-// assembled from the 128 / S ballots of those slots (bits j S .. j S + S - 1).
+// vulkan.stateset: reusable activation state sets (spec/lns8.md section 4). A workgroup is one subgroup of S >= 8 lanes
+// and takes a tile of RPW = R rows. Lane l holds the J = 128 / S consecutive group lanes i = J l + j (j = 0 .. J - 1:
+// a word of codes and one ptq_trits4 per four of them); a 128-lane mask is assembled from the J ballots of those slots
+// (slot j at bits j S .. j S + S - 1: a fixed permutation of the lanes, the same for every mask, so that the counts of
+// their intersections are those of the lanes).
 // Per group, once for the R rows (route): N_a (negative lanes), then the occupied states one at a time (the smallest
 // code still unassigned, by subgroupMin) with their masks S_k = subgroupBallot(code == k), kept in shared memory.
 // Per row (reduce): W_nz and W_neg by ballot of the row's trits, P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg,
 // Wn = W_nz & P_neg; the lanes split the states: C[k] = bitCount(S_k & Wp) - bitCount(S_k & Wn), folded into eight
-// phase partials (C << q), subgroupAdd to the exact A[p]; the first lane writes A and adds the group's fp64 value to
-// the row (groups in increasing order), y = that sum rounded to fp32.
+// phase partials (C << q, constant indices), then vulkan.direct's reduce-scatter butterfly to one exact A[p] a lane
+// (issue 19 step 4; until then eight subgroupAdds); the group's fp64 value sum_p A[p] c_p by the same butterfly, and
+// the first lane adds it, times d 2^(e - 9), to the row (groups in increasing order); y = that sum rounded to fp32.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
+#include "phases.glsl"
 
-// The slot loops run MAX_J times with a uniform guard (J = 128 / S <= 32 for subgroups of 4 or more lanes), so the
+// The slot loops run MAX_J times with a uniform guard (J = 128 / S <= 16 for subgroups of 8 or more lanes), so the
 // compiler unrolls them: llvmpipe (lavapipe) stops an invocation after 65535 loop iterations in total (gallivm's
 // loop limiter), which the per-slot loops of K >= 10240 exceeded.
-#define MAX_J 32u
+#define MAX_J 16u
 
 shared uvec4 s_mask[127];
 shared uint s_code[127];
@@ -48,6 +53,7 @@ uint popc4(uvec4 v)
 void main()
 {
     const uint S = gl_SubgroupSize, lane = gl_SubgroupInvocationID, J = 128u / S, G = PC.G;
+    const uint p = phase_of(lane); // the phase this lane ends with
     const uint first = PC.row0 + gl_WorkGroupID.x * RPW;
     const uint rows = min(RPW, PC.N - min(first, PC.N));
     for (uint r = lane; r < RPW; r += S)
@@ -57,7 +63,7 @@ void main()
         uvec4 neg = uvec4(0u);
         uint todo = 0u; // bit j: slot j has a nonzero code not yet in a state
         [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
-            const uint c = act_code(g * 128u + lane + j * S);
+            const uint c = act_code(g * 128u + J * lane + j);
             put(neg, subgroupBallot((c & 0x7fu) != 0u && (c >> 7) != 0u), j, S);
             if ((c & 0x7fu) != 0u)
                 todo |= 1u << j;
@@ -66,11 +72,11 @@ void main()
         while (subgroupAny(todo != 0u)) {
             uint mine = 128u;
             if (todo != 0u)
-                mine = act_code(g * 128u + lane + uint(findLSB(todo)) * S) & 0x7fu;
+                mine = act_code(g * 128u + J * lane + uint(findLSB(todo))) & 0x7fu;
             const uint k = subgroupMin(mine);
             uvec4 m = uvec4(0u);
             [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
-                const bool hit = (todo & (1u << j)) != 0u && (act_code(g * 128u + lane + j * S) & 0x7fu) == k;
+                const bool hit = (todo & (1u << j)) != 0u && (act_code(g * 128u + J * lane + j) & 0x7fu) == k;
                 put(m, subgroupBallot(hit), j, S);
                 if (hit)
                     todo &= ~(1u << j);
@@ -87,8 +93,13 @@ void main()
         for (uint r = 0u; r < rows; r++) {
             const uint row = first + r, base = (row * G + g) * 7u;
             uvec4 nz = uvec4(0u), wneg = uvec4(0u);
+            uint t4 = 0u;
             [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
-                const int t = ptq_trit(base, lane + j * S);
+                if (J < 4u) // subgroups of 64 or 128: two slots a lane, or one
+                    t4 = uint(ptq_trit(base, J * lane + j)) << (8u * (j & 3u));
+                else if ((j & 3u) == 0u)
+                    t4 = ptq_trits4(base, J * lane + j);
+                const int t = bitfieldExtract(int(t4), int(8u * (j & 3u)), 8);
                 put(nz, subgroupBallot(t != 0), j, S);
                 put(wneg, subgroupBallot(t < 0), j, S);
             }
@@ -97,17 +108,16 @@ void main()
             for (uint s = lane; s < n_states; s += S) {
                 const uvec4 m = s_mask[s];
                 const int C = int(popc4(m & wp)) - int(popc4(m & wn)); // |C| <= 128
-                part[s_code[s] & 7u] += C << (s_code[s] >> 3);
+                const uint k = s_code[s];
+                for (int q = 0; q < 8; q++)
+                    part[q] += (k & 7u) == uint(q) ? C << (k >> 3) : 0;
             }
-            int A[8];
-            for (int p = 0; p < 8; p++)
-                A[p] = subgroupAdd(part[p]);
-            if (subgroupElect()) {
-                if ((PC.flags & FLAG_A) != 0u)
-                    for (int p = 0; p < 8; p++)
-                        AOUT[(row * G + g) * 8u + uint(p)] = A[p];
-                s_y[r] += lns8_group(A, ptq_scale(base), PC.e);
-            }
+            const int a = phase_scatter(part);
+            if ((PC.flags & FLAG_A) != 0u && phase_writer(lane))
+                AOUT[(row * G + g) * 8u + p] = a;
+            const double v = phase_sum_f64(double(a) * LNS8_CP[p]);
+            if (subgroupElect())
+                s_y[r] += v * double(ptq_scale(base)) * pow2(PC.e - 9);
         }
         subgroupMemoryBarrierShared();
         subgroupBarrier(); // the next group's states overwrite this group's

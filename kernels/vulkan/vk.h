@@ -19,7 +19,8 @@
 const char *hsdr_vulkan_unavailable(void);
 /* The same, and NULL only where the device also has shaderIntegerDotProduct (the shaders built with HSDR_INT_DOT). */
 const char *hsdr_vulkan_int_dot_unavailable(void);
-/* The same, and NULL only where the device's subgroups have 8 lanes or more (vulkan.direct, vulkan.q1516). */
+/* The same, and NULL only where the device's subgroups have 8 lanes or more (vulkan.direct, vulkan.q1516,
+ * vulkan.stateset). */
 const char *hsdr_vulkan_subgroup8_unavailable(void);
 
 /* The checking interface of every Vulkan variant: its own timed path (the encode and upload of set_input, one sample
