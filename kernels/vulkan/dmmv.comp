@@ -12,8 +12,8 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
-
-shared float s_part[2 * 32]; // per row, each subgroup's sum (workgroups of up to 32 subgroups)
+#define ROWS_END_RPW 2
+#include "rows_end.glsl"
 
 // The four products x_c t_c .. x_c+3 t_c+3 (the signed-byte trits of ptq_trits4) added in order.
 float dot4(uint c, uint t4)
@@ -39,23 +39,5 @@ void main()
             temp[n] = fma_f32(s, ptq_scale(base), temp[n]);
         }
     }
-    // each subgroup's xor butterfly (lane 0's value), then the subgroups in order
-    const uint nsg = wg / gl_SubgroupSize;
-    for (uint n = 0u; n < 2u; n++) {
-        precise float v = temp[n];
-        for (uint o = gl_SubgroupSize >> 1; o >= 1u; o >>= 1)
-            v = v + subgroupShuffleXor(v, o);
-        if (gl_SubgroupInvocationID == 0u)
-            s_part[n * 32u + gl_SubgroupID] = v;
-    }
-    barrier();
-    if (tid < rows) {
-        precise float y = s_part[tid * 32u];
-        if (nsg > 1u) {
-            y = 0.0;
-            for (uint s = 0u; s < nsg; s++)
-                y = y + s_part[tid * 32u + s];
-        }
-        Y[first + tid] = y;
-    }
+    rows_end(temp, first, rows);
 }

@@ -71,5 +71,5 @@ void main()
             temp[n] = fma_f32(unpackHalf2x16(w6).y, mmvq_block(blk, sub, accA, accB), temp[n]);
         }
     }
-    mmvq_rows_end(temp, first, rows);
+    rows_end(temp, first, rows);
 }

@@ -1,13 +1,14 @@
 // The parts of the fork's q8_1 integer-dot mat-vec (docs/vulkan-production.md section 3) that vulkan.mmvq
 // (mmvq.comp: PTQ1_0 as stored) and vulkan.planar2 (planar2.comp: the 2-bit digits predecoded) share: the workgroup
-// of 4 rows, two invocations per 128-block (sub = tid & 1), the block's activation words, the fp32 chain of a block and
-// the row's end. The integer sums the decode feeds in are the same in both (digit . q over the same weights), so y is
-// the same bits: hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order. Included after common.glsl; needs
-// GL_KHR_shader_subgroup_shuffle.
+// of 4 rows, two invocations per 128-block (sub = tid & 1), the block's activation words, the fp32 chain of a block
+// and the row's end (rows_end.glsl). The integer sums the decode feeds in are the same in both (digit . q over the
+// same weights), so y is the same bits: hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order. Included after common.glsl;
+// needs GL_KHR_shader_subgroup_shuffle.
 
 layout(std430, binding = 2) readonly buffer Q81In { uint Q81[]; }; // binding 2 (SCALE) as the q8_1 words
 
-shared float s_part[4 * 32]; // per row, each subgroup's sum (workgroups of up to 32 subgroups)
+#define ROWS_END_RPW 4
+#include "rows_end.glsl"
 
 // The activation words of block blk for invocation sub: y[i][t] the q8_1 word of the four weights of the sub's qs word
 // i (0..2) at digit position t (0..4): qs bytes 4w .. 4w + 3 (w < 4) hold weights 16 t + 4w ..; bytes 16 + 4w' hold
@@ -40,28 +41,4 @@ float mmvq_block(uint blk, uint sub, int accA[3], int accB[3])
     sum = fma_f32(ds2.x, float(accA[2]), sum);
     sum = fma_f32(ds1.x, float(accA[1]), sum);
     return fma_f32(ds0.x, float(accA[0]), sum);
-}
-
-// The row's end: each subgroup's xor butterfly of temp[n] (lane 0's value), then the subgroups in order, y written
-// for the workgroup's `rows` rows from `first`.
-void mmvq_rows_end(float temp[4], uint first, uint rows)
-{
-    const uint tid = gl_LocalInvocationID.x, nsg = gl_WorkGroupSize.x / gl_SubgroupSize;
-    for (uint n = 0u; n < 4u; n++) {
-        precise float v = temp[n];
-        for (uint o = gl_SubgroupSize >> 1; o >= 1u; o >>= 1)
-            v = v + subgroupShuffleXor(v, o);
-        if (gl_SubgroupInvocationID == 0u)
-            s_part[n * 32u + gl_SubgroupID] = v;
-    }
-    barrier();
-    if (tid < rows) {
-        precise float y = s_part[tid * 32u];
-        if (nsg > 1u) {
-            y = 0.0;
-            for (uint s = 0u; s < nsg; s++)
-                y = y + s_part[tid * 32u + s];
-        }
-        Y[first + tid] = y;
-    }
 }

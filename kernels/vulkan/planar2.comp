@@ -42,5 +42,5 @@ void main()
             temp[n] = fma_f32(d, mmvq_block(blk, sub, accA, accB), temp[n]);
         }
     }
-    mmvq_rows_end(temp, first, rows);
+    rows_end(temp, first, rows);
 }

@@ -15,6 +15,7 @@
 #include <vulkan/vulkan.h>
 
 #include "host_encode.h"
+#include "ptq1_0.h"
 
 /* the SPIR-V of the shaders (generated at build time by glslangValidator --vn, checked by spirv-val) */
 #include "direct_spv.h"
@@ -595,6 +596,42 @@ fail:
     return pipe;
 }
 
+/* ---- descriptor sets: every shader has the one layout of N_BINDINGS storage buffers ---- */
+
+/* A descriptor pool for n sets. */
+static int pool_create(int n, VkDescriptorPool *pool, char *err, size_t errlen)
+{
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = (uint32_t)(N_BINDINGS * n)};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = (uint32_t)n,
+                                      .poolSizeCount = 1, .pPoolSizes = &ps};
+    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, pool));
+    return 0;
+fail:
+    return -1;
+}
+
+/* A set from pool with binding i on bufs[i]. */
+static int set_create(VkDescriptorPool pool, const vkbuf *const bufs[N_BINDINGS], VkDescriptorSet *set, char *err,
+                      size_t errlen)
+{
+    VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                       .descriptorPool = pool, .descriptorSetCount = 1, .pSetLayouts = &ctx.set_layout};
+    VK(vkAllocateDescriptorSets(ctx.dev, &dai, set));
+    VkDescriptorBufferInfo info[N_BINDINGS];
+    VkWriteDescriptorSet wr[N_BINDINGS];
+    for (int i = 0; i < N_BINDINGS; i++) {
+        info[i] = (VkDescriptorBufferInfo){.buffer = bufs[i]->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = *set,
+                                       .dstBinding = (uint32_t)i, .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &info[i]};
+    }
+    vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    return 0;
+fail:
+    return -1;
+}
+
 /* ---- the fused-fma probe ----
  * Vulkan lets a device compute GLSL's fma(a, b, c) as a multiply and an add (two roundings). fma_probe.comp runs, on
  * PROBE_N triples, the device's fma and common.glsl's fp64 emulation (fma_f32 without FMA_FUSED), and both are
@@ -684,26 +721,12 @@ static void fma_probe(void)
         buf_copy(&in, 0, abc, sizeof(float) * 4 * PROBE_N, 1, err, errlen) != 0 ||
         !(pipe = pipeline_create(&probe_shader, PROBE_LOCAL, 1, 1, err, errlen)))
         goto fail;
-    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = N_BINDINGS};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, .maxSets = 1,
-                                      .poolSizeCount = 1, .pPoolSizes = &ps};
-    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &dpool));
     VkDescriptorSet set;
-    VkDescriptorSetAllocateInfo dsa = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                       .descriptorPool = dpool,
-                                       .descriptorSetCount = 1,
-                                       .pSetLayouts = &ctx.set_layout};
-    VK(vkAllocateDescriptorSets(ctx.dev, &dsa, &set));
-    VkDescriptorBufferInfo bi[N_BINDINGS];
-    VkWriteDescriptorSet wr[N_BINDINGS];
-    for (int i = 0; i < N_BINDINGS; i++) { /* Y the device's fma, AOUT the emulation's, every other one the triples */
-        bi[i] = (VkDescriptorBufferInfo){.buffer = i == B_Y ? native.buf : i == B_A ? emul.buf : in.buf,
-                                         .offset = 0, .range = VK_WHOLE_SIZE};
-        wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
-                                       .dstBinding = (uint32_t)i, .descriptorCount = 1,
-                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &bi[i]};
-    }
-    vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+    const vkbuf *bufs[N_BINDINGS]; /* Y the device's fma, AOUT the emulation's, every other one the triples */
+    for (int i = 0; i < N_BINDINGS; i++)
+        bufs[i] = i == B_Y ? &native : i == B_A ? &emul : &in;
+    if (pool_create(1, &dpool, err, errlen) != 0 || set_create(dpool, bufs, &set, err, errlen) != 0)
+        goto fail;
     if (begin(ctx.cmd, err, errlen) != 0)
         goto fail;
     const uint32_t push[7] = {0, PROBE_N, 0, 0, 0, 0, 0}; /* common.glsl's push constants: N the triples */
@@ -769,7 +792,6 @@ struct vk_kernel {
     unsigned outs; /* FLAG_A, FLAG_Q: the optional outputs it can write */
     /* local size and rows per workgroup at K, N, R on this device */
     void (*shape)(int K, int N, int R, uint32_t *local, uint32_t *rpw);
-    int int_dot; /* built with HSDR_INT_DOT: needs shaderIntegerDotProduct */
     /* f32: the activations are x as fp32 (binding ACT) and the kernel's own encode, shader pre (stage encode, a
      * 32-invocation workgroup per 128 values), writes what the mat-vec reads into binding SCALE (scale_bytes(K)) */
     int f32;
@@ -795,39 +817,35 @@ static size_t planar2_bytes(int K, int N)
     return blocks * 32 + (blocks + 1) / 2 * 4;
 }
 
-/* digit n (0..4) of a PTQ1_0 byte (spec/ptq1_0.md section 1) */
-static uint32_t ptq_digit(uint8_t byte, int n)
-{
-    static const uint32_t pow3[5] = {1, 3, 9, 27, 81};
-    return ((((uint32_t)byte * pow3[n]) & 0xffu) * 3u) >> 8;
-}
-
 static void planar2_convert(const uint8_t *W, int K, int N, uint32_t *out)
 {
     const size_t blocks = (size_t)N * (size_t)(K / 128);
     uint32_t *scales = out + 8 * blocks;
     for (size_t b = 0; b < blocks; b++) {
         const uint8_t *blk = W + b * BLOCK_BYTES;
+        uint8_t digits[26][5]; /* digit n of byte i (spec/ptq1_0.md section 1) */
+        for (int i = 0; i < 26; i++)
+            hsdr_ptq1_0_decode_byte_int(blk[i], digits[i]);
         uint32_t *w = out + 8 * b;
         for (int sub = 0; sub < 2; sub++) {
             uint32_t p4 = 0;
             for (int i = 0; i < 3; i++) {
                 uint32_t c = 0;
                 for (int k = 0; k < 4; k++) {
-                    const uint8_t byte = blk[12 * sub + 4 * i + k];
+                    const uint8_t *dg = digits[12 * sub + 4 * i + k];
                     for (int t = 0; t < 4; t++)
-                        c |= ptq_digit(byte, t) << (8 * k + 2 * t);
-                    p4 |= ptq_digit(byte, 4) << (8 * k + 2 * i);
+                        c |= (uint32_t)dg[t] << (8 * k + 2 * t);
+                    p4 |= (uint32_t)dg[4] << (8 * k + 2 * i);
                 }
                 w[3 * sub + i] = c;
             }
             for (int k = 0; k < 4; k++) { /* the qh digit of weight 120 + 4 sub + k: byte 24 + (j & 1), digit j / 2 */
                 const int j = 4 * sub + k;
-                p4 |= ptq_digit(blk[24 + (j & 1)], j >> 1) << (8 * k + 6);
+                p4 |= (uint32_t)digits[24 + (j & 1)][j >> 1] << (8 * k + 6);
             }
             w[6 + sub] = p4;
         }
-        const uint32_t d = (uint32_t)blk[26] | (uint32_t)blk[27] << 8;
+        const uint32_t d = hsdr_ptq1_0_d_bits(blk);
         scales[b / 2] = (b & 1) ? (scales[b / 2] & 0xffffu) | d << 16 : d;
     }
 }
@@ -859,21 +877,26 @@ static void row_per_subgroup_shape(int K, int N, int R, uint32_t *local, uint32_
     *rpw = 4;
 }
 
-/* the fork's integer-dot mat-vec (docs/vulkan-production.md section 3): 4 rows a workgroup of one subgroup, or of
- * four where N <= 8192 and K >= 1024 (the fork's choice on NVIDIA after Turing) */
+/* the fork's workgroup for its one-column mat-vecs on NVIDIA after Turing (docs/vulkan-production.md sections 3,
+ * 3b): four subgroups where N <= 8192 and K >= 1024, else one */
+static uint32_t fork_local(int K, int N)
+{
+    return (N <= 8192 && K >= 1024 ? 4 : 1) * ctx.subgroup;
+}
+
+/* the fork's integer-dot mat-vec: 4 rows a workgroup */
 static void mmvq_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
     (void)R;
-    *local = (N <= 8192 && K >= 1024 ? 4 : 1) * ctx.subgroup;
+    *local = fork_local(K, N);
     *rpw = 4;
 }
 
-/* the fork's fp32 dequantizing mat-vec (docs/vulkan-production.md section 3b): 2 rows a workgroup of one subgroup,
- * or of four where N <= 8192 and K >= 1024 */
+/* the fork's fp32 dequantizing mat-vec: 2 rows a workgroup */
 static void dmmv_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
     (void)R;
-    *local = (N <= 8192 && K >= 1024 ? 4 : 1) * ctx.subgroup;
+    *local = fork_local(K, N);
     *rpw = 2;
 }
 
@@ -892,20 +915,20 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_shader quantize_q8_1 = VK_SHADER(quantize_q8_1);
-static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, 0, NULL, NULL, NULL, NULL};
-static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 1, 0, NULL, NULL,
-                                     NULL, NULL};
-static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
+static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, NULL, NULL, NULL, NULL};
+static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 0, NULL, NULL, NULL,
+                                     NULL};
+static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
                                  NULL};
-static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, mmvq_shape, 1, 1, &quantize_q8_1,
-                                    q8_1_x4_bytes, NULL, &planar2_layout};
-static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 0, 1, NULL, NULL, NULL, NULL};
-static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, 0, NULL, NULL,
-                                   NULL, NULL};
-static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, 0, NULL,
-                                  NULL, NULL, NULL};
-static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, 0, NULL, NULL,
-                                     NULL, NULL};
+static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes,
+                                    NULL, &planar2_layout};
+static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 1, NULL, NULL, NULL, NULL};
+static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, NULL, NULL, NULL,
+                                   NULL};
+static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, NULL, NULL,
+                                  NULL, NULL};
+static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, NULL, NULL, NULL,
+                                     NULL};
 
 /* the fork's one-column dispatch on NVIDIA at 5a398c96 (docs/vulkan-production.md sections 1, 3, 3b): the q8_1
  * integer-dot mat-vec above K = 4096, the fp32 dequantizing one up to it */
@@ -913,7 +936,12 @@ static const vk_kernel *production_pick(int K)
 {
     return K > 4096 ? &k_mmvq : &k_dmmv;
 }
-static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, 1, NULL, NULL, production_pick, NULL};
+/* the kernel that runs at K: k itself, or the one a dispatcher picks */
+static const vk_kernel *kernel_at(const vk_kernel *k, int K)
+{
+    return k->pick ? k->pick(K) : k;
+}
+static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, NULL, NULL, production_pick, NULL};
 
 /* ---- the device ops ---- */
 
@@ -1019,32 +1047,17 @@ static void run_destroy(hsdr_device_run *r)
  * `sink` when given (the read run's shader touches only B_W and the sink at B_Y). */
 static int sets_create(hsdr_device_run *r, const vkbuf *sink, char *err, size_t errlen)
 {
-    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .descriptorCount = (uint32_t)(N_BINDINGS * r->ncopies)};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                      .maxSets = (uint32_t)r->ncopies, .poolSizeCount = 1, .pPoolSizes = &ps};
-    VK(vkCreateDescriptorPool(ctx.dev, &dpi, OBJ_ALLOC, &r->dpool));
+    if (pool_create(r->ncopies, &r->dpool, err, errlen) != 0)
+        return -1;
     for (int c = 0; c < r->ncopies; c++) {
-        VkDescriptorSetAllocateInfo dai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                           .descriptorPool = r->dpool, .descriptorSetCount = 1,
-                                           .pSetLayouts = &ctx.set_layout};
-        VK(vkAllocateDescriptorSets(ctx.dev, &dai, &r->sets[c]));
         const vkbuf *bufs[N_BINDINGS] = {&r->w[c], &r->act, &r->scale, &r->y, &r->A, &r->qg, &r->qr};
-        VkDescriptorBufferInfo info[N_BINDINGS];
-        VkWriteDescriptorSet wr[N_BINDINGS];
-        for (int i = 0; i < N_BINDINGS; i++) {
-            const vkbuf *b = sink && i != B_W ? sink : bufs[i];
-            info[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-            wr[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = r->sets[c],
-                                           .dstBinding = (uint32_t)i, .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &info[i]};
-        }
-        vkUpdateDescriptorSets(ctx.dev, N_BINDINGS, wr, 0, NULL);
+        if (sink)
+            for (int i = 0; i < N_BINDINGS; i++)
+                bufs[i] = i == B_W ? bufs[i] : sink;
+        if (set_create(r->dpool, bufs, &r->sets[c], err, errlen) != 0)
+            return -1;
     }
     return 0;
-fail:
-    return -1;
 }
 
 /* A run with its clock and room for ncopies copies and their sets. */
@@ -1069,8 +1082,7 @@ static hsdr_device_run *run_alloc(run_kind kind, int ncopies, char *err, size_t 
 static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W, int ncopies, unsigned outs,
                       hsdr_device_run **out, char *err, size_t errlen)
 {
-    if (k->pick) /* a dispatcher: the kernel it runs at this K */
-        k = k->pick(K);
+    k = kernel_at(k, K);
     hsdr_device_run *r = run_alloc(RUN_MATVEC, ncopies, err, errlen);
     if (!r)
         return -1;
@@ -1134,7 +1146,7 @@ static int vk_create(const hsdr_variant *v, const hsdr_exec *e, const uint8_t *p
     pthread_mutex_unlock(&ctx_lock);
     *convert_ns = 0.0;
     const vk_kernel *k = (const vk_kernel *)v->device->impl;
-    *footprint = weight_bytes(k->pick ? k->pick(e->K) : k, e->K, e->N);
+    *footprint = weight_bytes(kernel_at(k, e->K), e->K, e->N);
     return rc;
 }
 
