@@ -58,7 +58,7 @@ static const char usage_text[] =
             "  schema [--json | --markdown | --csv]\n"
             "        the fields of a result row (hsdr-results/2): type, unit, presence, meaning\n"
             "  merge OUT_DIR IN.jsonl... [--base results]\n"
-            "        join result files (e.g. shards of one matrix) into OUT_DIR/results.jsonl + .csv\n"
+            "        join result files (e.g. shards of one matrix) into OUT_DIR/results.jsonl + .csv (+ breakeven.json)\n"
             "  check [--backend B] [--variant GLOB] [-v] PATH...\n"
             "        check every implementation against JSON test vectors (schema hsdr-vectors/1); a PATH may be a\n"
             "        directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n"

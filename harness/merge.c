@@ -1,11 +1,14 @@
-/* `hsdr merge`: union of result files, duplicate keys refused unless identical, sorted by key. */
+/* `hsdr merge`: union of result files, duplicate keys refused unless identical, sorted by key; the break-even fits
+ * of the joined rows beside them. */
 #include "merge.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "breakeven.h"
 #include "results.h"
 #include "util.h"
 
@@ -32,6 +35,32 @@ static int identical_rows(const cJSON *a, const cJSON *b)
     free(ta);
     free(tb);
     return same;
+}
+
+/* DIR/breakeven.json beside DIR/results.jsonl, fitted from the merged rows as `hsdr run` fits its own (the shards of
+ * an R sweep only give the whole fit together); with rows of an interrupted run among them, none: an old file there
+ * is removed, as `hsdr run` does when interrupted. 0, or -1 after a message. */
+static int write_fits(const char *out_dir, cJSON *const *rows, size_t n, int partial)
+{
+    char err[1200];
+    if (partial) {
+        snprintf(err, sizeof err, "%s/breakeven.json", out_dir);
+        if (remove(err) != 0 && errno != ENOENT) {
+            fprintf(stderr, "hsdr merge: cannot remove %s: %s\n", err, strerror(errno));
+            return -1;
+        }
+        printf("no breakeven.json: a fit over part of an R sweep would be a wrong fit\n");
+        return 0;
+    }
+    cJSON *fits = hsdr_breakeven_fit(rows, n);
+    int rc = fits ? hsdr_breakeven_write(out_dir, fits, err, sizeof err) : -1;
+    if (rc != 0)
+        fprintf(stderr, "hsdr merge: %s\n", fits ? err : "out of memory");
+    else
+        printf("and %s/breakeven.json (%d state-set fit%s)\n", out_dir, cJSON_GetArraySize(fits),
+               cJSON_GetArraySize(fits) == 1 ? "" : "s");
+    cJSON_Delete(fits);
+    return rc;
 }
 
 static void merge_usage(void)
@@ -80,6 +109,7 @@ int hsdr_cmd_merge(int argc, char **argv)
     merge_row *all = NULL;
     cJSON **kept = NULL;
     size_t total = 0, nkept = 0, dropped = 0;
+    int partial = 0; /* an input holds rows of an interrupted run */
     if (!file_rows || !file_lines || !file_n)
         goto out;
     for (int f = 0; f < ninputs; f++) {
@@ -91,6 +121,7 @@ int hsdr_cmd_merge(int argc, char **argv)
         size_t at;
         const cJSON *mark = hsdr_results_partial_marker(file_rows[f], file_n[f], &at);
         if (mark) {
+            partial = 1;
             char what[160];
             hsdr_results_partial_describe(mark, what, sizeof what);
             fprintf(stderr,
@@ -145,6 +176,8 @@ int hsdr_cmd_merge(int argc, char **argv)
     printf("merged %zu row%s from %d file%s (%zu identical repeat%s dropped) into %s/%s.jsonl and %s/%s.csv\n", nkept,
            nkept == 1 ? "" : "s", ninputs, ninputs == 1 ? "" : "s", dropped, dropped == 1 ? "" : "s", out_dir, base,
            out_dir, base);
+    if (strcmp(base, "results") == 0 && write_fits(out_dir, kept, nkept, partial) != 0)
+        goto out;
     rc = HSDR_EXIT_OK;
 out:
     for (int f = 0; f < ninputs && file_rows && file_lines && file_n; f++) {

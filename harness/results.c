@@ -753,3 +753,20 @@ void hsdr_results_add_time(cJSON *o, const char *name, const hsdr_stats *st, con
             cJSON_AddItemToArray(s, cJSON_CreateNumber(st->samples[i]));
     }
 }
+
+const char *hsdr_row_str(const cJSON *row, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, name);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+double hsdr_row_num(const cJSON *row, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+double hsdr_row_median(const cJSON *row)
+{
+    return hsdr_row_num(cJSON_GetObjectItemCaseSensitive(row, "time_ns"), "median");
+}

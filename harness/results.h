@@ -50,6 +50,12 @@ int hsdr_results_read_journal(const char *path, cJSON ***rows, size_t **lines, s
                               char *err, size_t errlen);
 void hsdr_results_free(cJSON **rows, size_t n);
 
+/* A row's fields as its readers use them: a string field or "" when absent or not a string; a number field or NaN;
+ * the median of time_ns or NaN. */
+const char *hsdr_row_str(const cJSON *row, const char *name);
+double hsdr_row_num(const cJSON *row, const char *name);
+double hsdr_row_median(const cJSON *row);
+
 /* A row (any cJSON value) as one line of JSON, the layout of cJSON_PrintUnformatted but with exact numbers:
  * integers when integral (below 1e17), else the shortest of %.15g / %.16g / %.17g that reads back to the same double
  * (cJSON's own printer rounds to 15 digits whenever that is "close"); NaN and infinities as null. Every JSONL line

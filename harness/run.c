@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bandwidth.h"
+#include "breakeven.h"
 #include "case.h"
 #include "inputs.h"
 #include "machine.h"
@@ -731,107 +732,7 @@ static void config_free(configuration *cf)
     free(cf);
 }
 
-/* ---- after the run: break-even, summary ---- */
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double jnum(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static double jmedian(const cJSON *o)
-{
-    return jnum(cJSON_GetObjectItemCaseSensitive(o, "time_ns"), "median");
-}
-
-/* Same configuration apart from the variant (and R, F, b). */
-static int same_config(const cJSON *a, const cJSON *b)
-{
-    return jnum(a, "K") == jnum(b, "K") && jnum(a, "N") == jnum(b, "N") && jnum(a, "threads") == jnum(b, "threads") &&
-           strcmp(jstr(a, "distribution"), jstr(b, "distribution")) == 0 &&
-           strcmp(jstr(a, "mode"), jstr(b, "mode")) == 0 && strcmp(jstr(a, "shape"), jstr(b, "shape")) == 0;
-}
-
-/* State-set time per row t(R) = a + b / R (least squares over the R sweep) against the direct variant's time per
- * row c: state sets win when R > b / (c - a). */
-static cJSON *breakeven(cJSON **rows, size_t n)
-{
-    cJSON *out = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *d = rows[i];
-        if (strcmp(jstr(d, "family"), "direct") != 0 || strcmp(jstr(d, "status"), "ok") != 0)
-            continue;
-        double c = jmedian(d) / jnum(d, "N");
-        /* every state-set variant of the same backend and configuration */
-        for (size_t j = 0; j < n; j++) {
-            const cJSON *s0 = rows[j];
-            const char *fam = jstr(s0, "family");
-            if ((strcmp(fam, "stateset") != 0 && strcmp(fam, "tile64") != 0) ||
-                strcmp(jstr(s0, "status"), "ok") != 0 || !same_config(s0, d) ||
-                strcmp(jstr(s0, "backend"), jstr(d, "backend")) != 0)
-                continue;
-            /* only the first row of each state-set variant starts a fit */
-            int first = 1;
-            for (size_t k = 0; k < j; k++)
-                if (strcmp(jstr(rows[k], "variant"), jstr(s0, "variant")) == 0 && same_config(rows[k], s0) &&
-                    strcmp(jstr(rows[k], "status"), "ok") == 0)
-                    first = 0;
-            if (!first)
-                continue;
-            double sx = 0, sy = 0, sxx = 0, sxy = 0;
-            int m = 0;
-            for (size_t k = 0; k < n; k++) {
-                const cJSON *s = rows[k];
-                if (strcmp(jstr(s, "variant"), jstr(s0, "variant")) != 0 || !same_config(s, s0) ||
-                    strcmp(jstr(s, "status"), "ok") != 0)
-                    continue;
-                double x = 1.0 / jnum(s, "R"), y = jmedian(s) / jnum(s, "N");
-                sx += x, sy += y, sxx += x * x, sxy += x * y;
-                m++;
-            }
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "K", jnum(d, "K"));
-            cJSON_AddNumberToObject(o, "N", jnum(d, "N"));
-            cJSON_AddNumberToObject(o, "threads", jnum(d, "threads"));
-            cJSON_AddStringToObject(o, "distribution", jstr(d, "distribution"));
-            cJSON_AddStringToObject(o, "mode", jstr(d, "mode"));
-            cJSON_AddStringToObject(o, "shape", jstr(d, "shape"));
-            cJSON_AddStringToObject(o, "stateset", jstr(s0, "variant"));
-            cJSON_AddStringToObject(o, "direct", jstr(d, "variant"));
-            cJSON_AddNumberToObject(o, "r_values", m);
-            double det = m * sxx - sx * sx;
-            if (m < 2 || det <= 0) {
-                cJSON_AddNullToObject(o, "break_even_R");
-                cJSON_AddStringToObject(o, "note", "needs at least two R values");
-            } else {
-                double b = (m * sxy - sx * sy) / det, a = (sy - b * sx) / m;
-                cJSON *fit = cJSON_AddObjectToObject(o, "fit");
-                cJSON_AddNumberToObject(fit, "a_ns_per_row", a);
-                cJSON_AddNumberToObject(fit, "b_ns_per_tile_row", b);
-                cJSON_AddNumberToObject(fit, "direct_ns_per_row", c);
-                if (a >= c) {
-                    cJSON_AddNullToObject(o, "break_even_R");
-                    cJSON_AddStringToObject(o, "note", "never: state sets cost more per row than direct even at "
-                                                       "unlimited reuse");
-                } else if (b <= 0) {
-                    cJSON_AddNumberToObject(o, "break_even_R", 1);
-                    cJSON_AddStringToObject(o, "note", "no measurable build cost: state sets win at every R");
-                } else {
-                    cJSON_AddNumberToObject(o, "break_even_R", b / (c - a));
-                    cJSON_AddStringToObject(o, "note", "state sets are faster for R above this");
-                }
-            }
-            cJSON_AddItemToArray(out, o);
-        }
-    }
-    return out;
-}
+/* ---- after the run: the summary ---- */
 
 static void print_summary(cJSON **rows, size_t n, const cJSON *be)
 {
@@ -839,30 +740,32 @@ static void print_summary(cJSON **rows, size_t n, const cJSON *be)
            "dist", "median us", "GB/s", "%ceil", "x prod", "dominant");
     for (size_t i = 0; i < n; i++) {
         const cJSON *r = rows[i];
-        const char *status = jstr(r, "status");
-        printf("%-14s %6.0f %6.0f %4.0f %3.0f %-4s %-10s ", jstr(r, "variant"), jnum(r, "K"), jnum(r, "N"),
-               jnum(r, "R"), jnum(r, "threads"), jstr(r, "mode"), jstr(r, "distribution"));
+        const char *status = hsdr_row_str(r, "status");
+        printf("%-14s %6.0f %6.0f %4.0f %3.0f %-4s %-10s ", hsdr_row_str(r, "variant"), hsdr_row_num(r, "K"),
+               hsdr_row_num(r, "N"), hsdr_row_num(r, "R"), hsdr_row_num(r, "threads"), hsdr_row_str(r, "mode"),
+               hsdr_row_str(r, "distribution"));
         if (strcmp(status, "ok") != 0) {
             printf("%s\n", strcmp(status, "failed") == 0 ? "FAILED VALIDATION (not timed)" : "ERROR");
             continue;
         }
-        double ratio = jnum(r, "ratio_to_production");
+        double ratio = hsdr_row_num(r, "ratio_to_production");
         char rbuf[16] = "-";
         if (!isnan(ratio))
             snprintf(rbuf, sizeof rbuf, "%.2f", ratio);
-        printf("%11.1f %7.2f %6.1f %7s %-11s\n", jmedian(r) / 1e3, jnum(r, "gb_per_s"), jnum(r, "pct_of_ceiling"), rbuf,
-               jstr(r, "dominant_stage"));
+        printf("%11.1f %7.2f %6.1f %7s %-11s\n", hsdr_row_median(r) / 1e3, hsdr_row_num(r, "gb_per_s"),
+               hsdr_row_num(r, "pct_of_ceiling"), rbuf, hsdr_row_str(r, "dominant_stage"));
     }
     const cJSON *o;
     if (cJSON_GetArraySize(be) > 0)
         printf("\nbreak-even R (state sets vs direct, time per row fitted as a + b/R):\n");
     cJSON_ArrayForEach(o, be)
     {
-        double R = jnum(o, "break_even_R");
-        printf("  K=%-6.0f threads=%.0f %-10s %-4s %-13s vs %-11s: ", jnum(o, "K"), jnum(o, "threads"),
-               jstr(o, "distribution"), jstr(o, "mode"), jstr(o, "stateset"), jstr(o, "direct"));
+        double R = hsdr_row_num(o, "break_even_R");
+        printf("  K=%-6.0f threads=%.0f %-10s %-4s %-13s vs %-11s: ", hsdr_row_num(o, "K"), hsdr_row_num(o, "threads"),
+               hsdr_row_str(o, "distribution"), hsdr_row_str(o, "mode"), hsdr_row_str(o, "stateset"),
+               hsdr_row_str(o, "direct"));
         if (isnan(R))
-            printf("none (%s)\n", jstr(o, "note"));
+            printf("none (%s)\n", hsdr_row_str(o, "note"));
         else
             printf("R* = %.1f\n", R);
     }
@@ -943,8 +846,8 @@ static void on_stop_signal(int sig)
     if (writing_results)
         return;
     if (stop_signal) {
-        /* A second signal: the user will not wait for the configurations in flight. The default action ends the process when
-         * the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
+        /* A second signal: the user will not wait for the configurations in flight. The default action ends the
+         * process when the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
@@ -1216,26 +1119,6 @@ out:
 
 /* ---- writing the results ---- */
 
-static int write_breakeven(const char *out_dir, const cJSON *be)
-{
-    cJSON *bdoc = cJSON_CreateObject();
-    cJSON_AddStringToObject(bdoc, "schema", "hsdr-breakeven/1");
-    cJSON_AddItemReferenceToObject(bdoc, "rows", (cJSON *)be);
-    char *txt = cJSON_Print(bdoc);
-    char path[1024], tmp[1100];
-    snprintf(path, sizeof path, "%s/breakeven.json", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int rc = 0;
-    if (!f || !txt || fputs(txt, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "hsdr run: cannot write %s\n", path);
-        rc = -1;
-    }
-    cJSON_free(txt);
-    cJSON_Delete(bdoc);
-    return rc;
-}
-
 /* An interrupted run: results.jsonl + .csv hold the done rows, each marked "partial", so that every reader sees
  * that cases are missing; breakeven.json is removed (a fit over part of an R sweep is a wrong fit, and an older one
  * describes other rows); with no row done there is no results file at all (an empty one could carry no mark). */
@@ -1457,11 +1340,11 @@ int hsdr_cmd_run(int argc, char **argv)
             rows[k++] = rows[i];
     size_t failed = 0, errors = 0;
     for (size_t i = 0; i < done; i++) {
-        const char *status = jstr(rows[i], "status");
+        const char *status = hsdr_row_str(rows[i], "status");
         failed += strcmp(status, "failed") == 0;
         errors += strcmp(status, "error") == 0;
     }
-    cJSON *be = breakeven(rows, done);
+    cJSON *be = hsdr_breakeven_fit(rows, done);
     /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
     add_run_facts(rs.context, &rs.pools);
     rc = HSDR_EXIT_OK;
@@ -1485,7 +1368,8 @@ int hsdr_cmd_run(int argc, char **argv)
         if (hsdr_results_write(opt.out_dir, "results", rows, done, err, sizeof err) != 0) {
             fprintf(stderr, "hsdr run: %s\n", err);
             rc = HSDR_EXIT_USAGE;
-        } else if (write_breakeven(opt.out_dir, be) != 0) {
+        } else if (hsdr_breakeven_write(opt.out_dir, be, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr run: %s\n", err);
             rc = HSDR_EXIT_USAGE;
         }
         hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);

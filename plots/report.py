@@ -564,6 +564,93 @@ def token_by_kind(ds):
                     rows))
 
 
+REFERENCE_BACKEND = "cuda"  # the native API the portable ones are held against on the same device (issue 19)
+
+
+def twin(variant, backend):
+    """The same-named variant of another backend: ('vulkan.planar2', 'cuda') -> 'cuda.planar2'."""
+    return f"{backend}.{variant.split('.', 1)[1]}"
+
+
+def across_backends(ds):
+    """Each backend beside the native one on the same device: per GEMV, every family's fastest kernel over the native
+    backend's fastest of the same family; every variant with a same-named native twin against it; the tokens of
+    both. Absent when the results hold one backend."""
+    f, _ = focus_or_missing(ds)
+    if not f or REFERENCE_BACKEND not in {r["backend"] for r in f.rows}:
+        return ""
+    cold = [r for r in f.rows if r["mode"] == "cold"] or f.rows
+    ref = [r for r in cold if r["backend"] == REFERENCE_BACKEND]
+    parts = []
+    for backend in [b for b in q.unique(r["backend"] for r in cold) if b != REFERENCE_BACKEND]:
+        mine = [r for r in cold if r["backend"] == backend]
+        families = [fam for fam in q.unique(r["family"] for r in mine) if any(r["family"] == fam for r in ref)]
+        if not families:
+            continue
+
+        def fastest(rows, cfg, fam):
+            of = [r for r in rows if q.config_of(r) == cfg and r["family"] == fam]
+            return min(of, key=q.median_ns) if of else None
+
+        grid, worst = [], {fam: [] for fam in families}
+        for c in q.configs(mine):
+            cells = [c.label(short=True)]
+            for fam in families:
+                a, b = fastest(mine, c, fam), fastest(ref, c, fam)
+                if a and b:
+                    worst[fam].append(q.median_ns(a) / q.median_ns(b))
+                    cells.append(f"{times(q.median_ns(a) / q.median_ns(b))} ({duration(q.median_ns(a))} / "
+                                 f"{duration(q.median_ns(b))})")
+                else:
+                    cells.append("-")
+            grid.append(cells)
+        grid.append(["all (geomean, range)"] + [f"{times(q.geomean(worst[fam]))}, {span(worst[fam], times)}"
+                                                  if worst[fam] else "-" for fam in families])
+        parts.append(f"Per GEMV at the {f.label}, {cold[0]['mode']}: each family's fastest {backend} kernel over the "
+                     f"fastest {REFERENCE_BACKEND} kernel of the same family (both times in brackets). The fastest "
+                     f"kernels differ in design where one backend has a path the other lacks (tensor cores, "
+                     f"streamed copies): the next table pairs the same designs.\n\n"
+                     + table(["GEMV"] + families, grid))
+        pairs = []
+        for v in q.unique(r["variant"] for r in mine):
+            t = twin(v, REFERENCE_BACKEND)
+            ratios, own, theirs = [], [], []
+            for r in [r for r in mine if r["variant"] == v]:
+                other = [o for o in ref if o["variant"] == t and q.config_of(o) == q.config_of(r)]
+                if other:
+                    ratios.append(q.median_ns(r) / q.median_ns(other[0]))
+                    own.append(own_read_fraction(r))
+                    theirs.append(own_read_fraction(other[0]))
+            if ratios:
+                pairs.append((v, t, times(q.geomean(ratios)), span(ratios, times), span(own, pct), span(theirs, pct)))
+        if pairs:
+            parts.append(f"Each {backend} variant against its same-named {REFERENCE_BACKEND} twin, over the same GEMVs "
+                         f"(time ratio, < 1: faster; % of each backend's own read ceiling at the kernel's own "
+                         f"bytes):\n\n"
+                         + table((backend, REFERENCE_BACKEND, "x twin (geomean)", "range", f"{backend} % of own read",
+                                  f"{REFERENCE_BACKEND} % of own read"), pairs))
+        tokens = []
+        for model in sorted(ds.profiles, reverse=True):
+            by_name = {v["variant"]: v for v in ds.profiles[model]["variants"]}
+            for name, v in by_name.items():
+                if not name.startswith(backend + "."):
+                    continue
+                o = by_name.get(twin(name, REFERENCE_BACKEND))
+                share = (lambda x: x["floor_ms_per_token_measured"] / x["ms_per_token_measured"])
+                tokens.append((model, name, sig(v["ms_per_token_measured"]), pct(share(v)),
+                               sig(o["ms_per_token_measured"]) if o else "-", pct(share(o)) if o else "-",
+                               times(v["ms_per_token_measured"] / o["ms_per_token_measured"]) if o else "-"))
+        if tokens:
+            parts.append(f"The token (`hsdr profile`; {backend}: one command buffer per token, a barrier between "
+                         f"dependent dispatches; {REFERENCE_BACKEND}: one graph), each variant beside its twin, each "
+                         f"against its own backend's floor:\n\n"
+                         + table(("model", backend, "ms/token", "% of floor", f"{REFERENCE_BACKEND} twin ms",
+                                  "% of floor", "x twin"), tokens))
+    if not parts:
+        return ""
+    return f"## Each backend beside {REFERENCE_BACKEND} on the same device\n\n" + "\n\n".join(parts)
+
+
 def per_backend(ds):
     """Every variant of every backend against that backend's production variant (the same configurations)."""
     title = "## Every variant against its backend's production\n\n"
@@ -686,5 +773,6 @@ def render(ds, status, fig_dir, report_path):
     sections = [header(ds), context_section(ds), inputs_section(ds), failures_section(ds),
                 figures_section(status, fig_dir, report_path, ds),
                 answers_intro(ds), answer_breakeven(ds), answer_dominant(ds), answer_floor(ds), answer_q1516(ds),
-                answer_lns8_cost(ds), best_per_family(ds), family_floor(ds), per_backend(ds), columns_section(ds)]
+                answer_lns8_cost(ds), best_per_family(ds), family_floor(ds), across_backends(ds), per_backend(ds),
+                columns_section(ds)]
     return "\n\n".join(s for s in sections if s) + "\n"

@@ -44,12 +44,13 @@ cli_test(compare_duplicate_key 2 "dup-key\\.jsonl:2: key 'variant=ref\\.direct K
   -- ${HSDR} compare ${RES}/dup-key.jsonl ${RES}/b.jsonl)
 
 # (no ';' in these sh -c scripts: CMake would split the argument there; "\n" separates commands instead)
-# two shards (shard-1 repeats one row of shard-0 identically) -> exactly merged-expected.{jsonl,csv}
+# two shards (shard-1 repeats one row of shard-0 identically) -> exactly merged-expected.{jsonl,csv} and the
+# break-even fit of their R sweep (merged-breakeven-expected.json)
 set(MERGE_OUT ${CMAKE_CURRENT_BINARY_DIR}/merge-out)
 cli_test(merge_shards 0 "^merged 5 rows from 2 files \\(1 identical repeat dropped\\)" "^identical to the expected files$"
-  -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" && cmp \"$1/results.jsonl\" \"$4\" && cmp \"$1/results.csv\" \"$5\" && ! ls -A \"$1\" | grep -v '^results\\.\\(jsonl\\|csv\\)$' && echo identical to the expected files"
+  -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" && cmp \"$1/results.jsonl\" \"$4\" && cmp \"$1/results.csv\" \"$5\" && cmp \"$1/breakeven.json\" \"$6\" && ! ls -A \"$1\" | grep -v '^\\(results\\.\\(jsonl\\|csv\\)\\|breakeven\\.json\\)$' && echo identical to the expected files"
   ${HSDR} ${MERGE_OUT}/shards ${RES}/shard-0.jsonl ${RES}/shard-1.jsonl ${RES}/merged-expected.jsonl
-  ${RES}/merged-expected.csv)
+  ${RES}/merged-expected.csv ${RES}/merged-breakeven-expected.json)
 cli_test(merge_base 0 "^merged 7 rows from 2 files \\(2 identical repeats dropped\\) into .*/all\\.jsonl and .*/all\\.csv$" "^written$"
   -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" --base all && test -s \"$1/all.jsonl\" && test -s \"$1/all.csv\" && echo written"
   ${HSDR} ${MERGE_OUT}/base ${RES}/a.jsonl ${RES}/dup-key.jsonl)

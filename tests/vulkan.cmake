@@ -30,6 +30,14 @@ if(HSDR_VULKAN_ON)
     "none of the selected variants can run here"
     -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_DEVICE=nosuchgpu $<TARGET_FILE:hsdr> check --backend vulkan
     ${VEC}/spec-examples.json)
+  # the token's barriers as an experiment (HSDR_VULKAN_TOKEN_BARRIERS): a token without any still runs and is timed;
+  # a value it does not know is an error naming it
+  cli_test(vulkan_token_barriers 0 "^vulkan\\.mmvq +[0-9.]+ +[0-9.]+"
+    -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_TOKEN_BARRIERS=none $<TARGET_FILE:hsdr> profile --model bonsai-4b
+    --layers 1 --tokens 1 --variants vulkan.mmvq)
+  cli_test(vulkan_token_barriers_bad 1 "HSDR_VULKAN_TOKEN_BARRIERS='bogus': expected all, encode or none"
+    -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_TOKEN_BARRIERS=bogus $<TARGET_FILE:hsdr> profile --model bonsai-4b
+    --layers 1 --tokens 1 --variants vulkan.mmvq)
   # a device variant in the quality study runs on each token's activations (uploaded per run): vulkan.q8_0 must give
   # cpu.production's numbers exactly
   add_test(NAME cli.quality_device COMMAND $<TARGET_FILE:hsdr> quality --model bonsai-4b
@@ -41,6 +49,6 @@ if(HSDR_VULKAN_ON)
     PASS_REGULAR_EXPRESSION "quality_device: vulkan.q8_0 equals cpu.production")
   set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.check_vulkan_dmmv
     cli.check_vulkan_production cli.vulkan_fma cli.run_vulkan
-    cli.vulkan_bad_device cli.quality_device
+    cli.vulkan_bad_device cli.vulkan_token_barriers cli.vulkan_token_barriers_bad cli.quality_device
     cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

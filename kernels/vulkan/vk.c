@@ -960,6 +960,7 @@ typedef struct {
 } vkclock;
 
 typedef enum { RUN_MATVEC, RUN_READ, RUN_TOKEN } run_kind;
+enum { TOKEN_BARRIERS_ALL, TOKEN_BARRIERS_ENCODE, TOKEN_BARRIERS_NONE }; /* token_barriers */
 
 struct hsdr_device_run {
     run_kind kind;
@@ -977,6 +978,7 @@ struct hsdr_device_run {
     uint32_t n16;                   /* RUN_READ: 16-byte words in a copy */
     hsdr_device_run **runs;         /* RUN_TOKEN: the runs it launches (not owned: they outlive it), nruns of them */
     int nruns;
+    int barriers;                   /* RUN_TOKEN: which barriers it records (token_barriers) */
 };
 
 static const char *run_name(const hsdr_device_run *r)
@@ -1219,8 +1221,9 @@ static void barrier(VkCommandBuffer cmd)
 }
 
 /* The dispatches of one full matvec of run r on weight copy `copy` (in chunks of at most the device's workgroup
- * count). */
-static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy, int stage)
+ * count); a barrier between its encode and its mat-vec unless encode_barrier is 0 (a timing experiment only:
+ * token_barriers). */
+static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy, int stage, int encode_barrier)
 {
     const uint32_t cap = ctx.props.limits.maxComputeWorkGroupCount[0];
     if (stage == HSDR_STAGE_ENCODE && !r->pre) /* a kernel that reads x as it is has no encode */
@@ -1233,7 +1236,8 @@ static void record(VkCommandBuffer cmd, const hsdr_device_run *r, int copy, int 
         vkCmdDispatch(cmd, (uint32_t)r->G, 1, 1); /* G is far below any device's limit on a group count */
         if (stage == HSDR_STAGE_ENCODE)
             return;
-        barrier(cmd);
+        if (encode_barrier)
+            barrier(cmd);
     }
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx.layout, 0, 1, &r->sets[copy], 0, NULL);
@@ -1283,13 +1287,13 @@ static int enqueue_locked(hsdr_device_run *r, int copy, int stage, char *err, si
     if (c->launches++ > 0)
         barrier(c->cmd); /* consecutive launches of one sample may be dependent */
     switch (r->kind) {
-    case RUN_MATVEC: record(c->cmd, r, copy, stage); break;
+    case RUN_MATVEC: record(c->cmd, r, copy, stage, 1); break;
     case RUN_READ: record_read(c->cmd, r, copy); break;
     case RUN_TOKEN:
         for (int i = 0; i < r->nruns; i++) {
-            if (i)
+            if (i && r->barriers == TOKEN_BARRIERS_ALL)
                 barrier(c->cmd); /* a token's GEMVs are dependent */
-            record(c->cmd, r->runs[i], 0, -1);
+            record(c->cmd, r->runs[i], 0, -1, r->barriers != TOKEN_BARRIERS_NONE);
         }
         break;
     }
@@ -1459,6 +1463,25 @@ static int vk_read_create(size_t bytes, int ncopies, hsdr_device_run **run, char
     return rc;
 }
 
+/* Which barriers a token records: HSDR_VULKAN_TOKEN_BARRIERS, an experiment on the token's structure. "all" (the
+ * default, a decoder's): a barrier between consecutive GEMVs and between each GEMV's encode and its mat-vec.
+ * "encode": only the latter; the token's GEMVs read inputs of their own here, so each may start while the one before
+ * runs (what the barriers between GEMVs cost). "none": no barrier at all, a bound only: a mat-vec may read its
+ * activations before their encode wrote them (the token is timed, never checked). -1 with a message for any other
+ * value. */
+static int token_barriers(char *err, size_t errlen)
+{
+    static const char *const names[] = {"all", "encode", "none"};
+    const char *want = getenv("HSDR_VULKAN_TOKEN_BARRIERS");
+    if (!want || !*want)
+        return TOKEN_BARRIERS_ALL;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(want, names[i]) == 0)
+            return i;
+    snprintf(err, errlen, "HSDR_VULKAN_TOKEN_BARRIERS='%s': expected all, encode or none", want);
+    return -1;
+}
+
 static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen)
 {
     const char *why = hsdr_vulkan_unavailable();
@@ -1475,6 +1498,9 @@ static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run 
             snprintf(err, errlen, "Vulkan token: run %d is %s", i, runs[i] ? "not a mat-vec run" : "NULL");
             return -1;
         }
+    const int barriers = token_barriers(err, errlen);
+    if (barriers < 0)
+        return -1;
     pthread_mutex_lock(&ctx_lock);
     int rc = -1;
     hsdr_device_run *r = run_alloc(RUN_TOKEN, 1, err, errlen);
@@ -1486,6 +1512,7 @@ static int vk_token_create(hsdr_device_run *const *runs, int n, hsdr_device_run 
     if (r) {
         memcpy(r->runs, runs, sizeof *r->runs * (size_t)n);
         r->nruns = n;
+        r->barriers = barriers;
         *token = r;
         rc = 0;
     }
