@@ -7,7 +7,9 @@
 
 layout(std430, binding = 2) readonly buffer Q81In { uint Q81[]; }; // binding 2 (SCALE) as the q8_1 words
 
-#define ROWS_END_RPW 4
+#ifndef ROWS_END_RPW
+#define ROWS_END_RPW 4 // the fork's rows a workgroup; vulkan.planar2 takes RPW (its specialization constant 1)
+#endif
 #include "rows_end.glsl"
 
 // The activation words of block blk for invocation sub: y[i][t] the q8_1 word of the four weights of the sub's qs word

@@ -2,7 +2,9 @@
 // vulkan.planar2: vulkan.mmvq's design on PTQ1_0's digits predecoded once on the host into 2-bit fields (vk.c
 // planar2_convert; 34 bytes per 128 weights, 1.21x PTQ1_0's 28), so that the decode is a shift and a mask per four
 // digits and OpSDot takes them against the q8_1 activation words as they are: the same integer sums as mmvq's x3
-// steps, hence the same y bits (hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order), as cuda.planar2 is to cuda.production.
+// steps, as cuda.planar2 is to cuda.production. Its workgroup is its own (vk.c planar2_shape): one subgroup taking
+// RPW rows (specialization constant 1, up to 16), each block's activation words loaded once for all of them; y bit
+// for bit against hsdr_matvec_q8_1 in hsdr_vulkan_planar2_order.
 //
 // Layout: block (row r, group g) is the 8 words at 8 (r G + g): words 3 sub + i (sub 0, 1; i = 0..2) hold, for the four
 // bytes k of PTQ1_0 qs word 3 sub + i, the digits of positions 0..3 in bit pairs 0, 2, 4, 6 of byte k; word 6 + sub
@@ -11,6 +13,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
+#define ROWS_END_RPW RPW
 #include "mmvq.glsl"
 
 void main()
@@ -18,11 +21,13 @@ void main()
     const uint tid = gl_LocalInvocationID.x, sub = tid & 1u, G = PC.G, M = 0x03030303u;
     const uint first = PC.row0 + gl_WorkGroupID.x * RPW, rows = min(RPW, PC.N - min(first, PC.N));
     const uint scales = PC.N * G * 8u; // the word of the first scales
-    float temp[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    float temp[RPW];
+    for (uint n = 0u; n < RPW; n++)
+        temp[n] = 0.0;
     for (uint blk = tid >> 1; blk < G; blk += gl_WorkGroupSize.x >> 1) {
         uint y[3][5], yq[2];
         mmvq_act(blk, sub, y, yq);
-        for (uint n = 0u; n < 4u; n++) {
+        for (uint n = 0u; n < RPW; n++) {
             if (n >= rows)
                 break;
             const uint b = (first + n) * G + blk, base = 8u * b;

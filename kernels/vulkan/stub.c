@@ -45,6 +45,10 @@ hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N)
 {
     return hsdr_vulkan_mmvq_order(K, N);
 }
+hsdr_q8_1_order hsdr_vulkan_planar2_order(int K, int N)
+{
+    return hsdr_vulkan_mmvq_order(K, N);
+}
 hsdr_q8_1_order hsdr_vulkan_production_order(int K, int N)
 {
     return hsdr_vulkan_mmvq_order(K, N);

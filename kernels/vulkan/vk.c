@@ -158,6 +158,7 @@ static struct {
     int int_dot, int_dot_fast; /* shaderIntegerDotProduct enabled; its signed 4x8-bit packed form accelerated */
     int fma_fused;             /* the probe found GLSL's fma fused here: the shaders' fma_f32 uses it (FMA_FUSED) */
     char fma_note[384];        /* the probe's finding, for the describe line */
+    uint32_t planar2_local, planar2_rpw; /* HSDR_VULKAN_PLANAR2_SHAPE, 0 when unset (planar2_shape) */
     char why[512];     /* empty when usable */
     char describe[1024];
 } ctx;
@@ -193,6 +194,31 @@ static int contains_nocase(const char *hay, const char *needle)
         if (!needle[j])
             return 1;
     }
+    return 0;
+}
+
+/* HSDR_VULKAN_PLANAR2_SHAPE=LOCAL,RPW (a tuning experiment): vulkan.planar2's workgroup of LOCAL invocations (a
+ * multiple of the subgroup size, at most 32 subgroups and the device's limit) taking RPW rows (1..64), instead of
+ * planar2_shape's rule; into ctx.planar2_local / planar2_rpw. 0, or -1 with a message. */
+static int planar2_shape_knob(char *err, size_t errlen)
+{
+    const char *want = getenv("HSDR_VULKAN_PLANAR2_SHAPE");
+    if (!want || !*want)
+        return 0;
+    unsigned local = 0, rpw = 0;
+    char tail;
+    const unsigned most = ctx.props.limits.maxComputeWorkGroupSize[0] < 32 * ctx.subgroup
+                              ? ctx.props.limits.maxComputeWorkGroupSize[0]
+                              : 32 * ctx.subgroup;
+    if (sscanf(want, "%u,%u%c", &local, &rpw, &tail) != 2 || local == 0 || local % ctx.subgroup != 0 ||
+        local > most || rpw < 1 || rpw > 64) {
+        snprintf(err, errlen,
+                 "HSDR_VULKAN_PLANAR2_SHAPE='%s': expected LOCAL,RPW with LOCAL a multiple of the subgroup size %u "
+                 "up to %u and RPW 1..64",
+                 want, ctx.subgroup, most);
+        return -1;
+    }
+    ctx.planar2_local = local, ctx.planar2_rpw = rpw;
     return 0;
 }
 
@@ -307,6 +333,8 @@ static void ctx_init(void)
                  ctx.props.deviceName, ctx.subgroup);
         goto fail;
     }
+    if (planar2_shape_knob(err, errlen) != 0)
+        goto fail;
     /* size control: every subgroup of a pipeline at the device's subgroupSize, and full (the shaders' lanes own
      * lanes of a group by gl_SubgroupSize) */
     ctx.size_control = scf.subgroupSizeControl && (scp.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
@@ -892,6 +920,25 @@ static void mmvq_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
     *rpw = 4;
 }
 
+/* vulkan.planar2's workgroup (ours, not the fork's): one subgroup, all of its lanes on the blocks of one row at a time
+ * (at K = 5120 the 40 blocks keep 16 invocation pairs busy 2.5 times where the fork's 4 subgroups at N <= 8192 leave
+ * 24 of 64 pairs idle), and as many rows (up to 16) as keep ~1024 workgroups (as the read's 8 x 132), each block's
+ * activation words then serving RPW rows instead of 4; HSDR_VULKAN_PLANAR2_SHAPE forces both. The order of the fp32
+ * sums follows the workgroup (hsdr_vulkan_planar2_order). */
+static void planar2_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
+{
+    (void)K, (void)R;
+    if (ctx.planar2_local) {
+        *local = ctx.planar2_local, *rpw = ctx.planar2_rpw;
+        return;
+    }
+    uint32_t rows = 1;
+    while (rows < 16 && (uint32_t)N / (2 * rows) >= 1024)
+        rows *= 2;
+    *local = ctx.subgroup;
+    *rpw = rows;
+}
+
 /* the fork's fp32 dequantizing mat-vec: 2 rows a workgroup */
 static void dmmv_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
@@ -920,7 +967,7 @@ static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, prod
                                      NULL};
 static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
                                  NULL};
-static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes,
+static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, planar2_shape, 1, &quantize_q8_1, q8_1_x4_bytes,
                                     NULL, &planar2_layout};
 static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 1, NULL, NULL, NULL, NULL};
 static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, NULL, NULL, NULL,
@@ -1546,6 +1593,11 @@ static hsdr_q8_1_order vk_order(void (*shape)(int, int, int, uint32_t *, uint32_
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {
     return vk_order(mmvq_shape, K, N, false, hsdr_vulkan_int_dot_unavailable());
+}
+
+hsdr_q8_1_order hsdr_vulkan_planar2_order(int K, int N)
+{
+    return vk_order(planar2_shape, K, N, false, hsdr_vulkan_int_dot_unavailable());
 }
 
 hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N)
