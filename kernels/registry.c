@@ -306,9 +306,8 @@ const hsdr_variant hsdr_registry[] = {
     {.name = "vulkan.planar2", .backend = "vulkan", .family = "baseline",
      .summary = "vulkan.mmvq's design on the digits predecoded once on the host into 2-bit fields (34 bytes per 128 "
                 "weights, converted at create, not timed): a shift and a mask per four digits against the q8_1 "
-                "words as they are, the same integer sums; one subgroup a workgroup taking up to 16 rows, so that "
-                "each block's activation words serve them all (not the fork's 4 rows): y bit-identical to its C "
-                "sequence in that order",
+                "words as they are, the same integer sums and so the same y bits as vulkan.mmvq (as cuda.planar2 "
+                "is to cuda.production); HSDR_VULKAN_PLANAR2_SHAPE=LOCAL,RPW tries another workgroup",
      .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(ENCODE) | ST(REDUCE), .precision = 32, .needs_x = true,
      .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
      .q8_1_order = hsdr_vulkan_planar2_order, .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 12, D(SCALE) = 8},

@@ -30,6 +30,15 @@ if(HSDR_VULKAN_ON)
     "none of the selected variants can run here"
     -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_DEVICE=nosuchgpu $<TARGET_FILE:hsdr> check --backend vulkan
     ${VEC}/spec-examples.json)
+  # vulkan.planar2 on a workgroup of the user's choice (HSDR_VULKAN_PLANAR2_SHAPE): checked in the order it gives; a
+  # shape it cannot run names the variable and the rule
+  cli_test(check_vulkan_planar2_shape 0 "^43 passed, 0 failed$"
+    -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_PLANAR2_SHAPE=64,3 $<TARGET_FILE:hsdr> check --variant vulkan.planar2
+    ${VEC}/matvec.json)
+  cli_test(vulkan_planar2_shape_bad 1 "HSDR_VULKAN_PLANAR2_SHAPE='64,0': expected LOCAL,RPW with LOCAL a multiple"
+    "none of the selected variants can run here"
+    -- ${CMAKE_COMMAND} -E env HSDR_VULKAN_PLANAR2_SHAPE=64,0 $<TARGET_FILE:hsdr> check --variant vulkan.planar2
+    ${VEC}/matvec.json)
   # the token's barriers as an experiment (HSDR_VULKAN_TOKEN_BARRIERS): a token without any still runs and is timed;
   # a value it does not know is an error naming it
   cli_test(vulkan_token_barriers 0 "^vulkan\\.mmvq +[0-9.]+ +[0-9.]+"
@@ -49,6 +58,7 @@ if(HSDR_VULKAN_ON)
     PASS_REGULAR_EXPRESSION "quality_device: vulkan.q8_0 equals cpu.production")
   set_tests_properties(cli.check_vulkan cli.check_vulkan_int_dot cli.check_vulkan_mmvq cli.check_vulkan_dmmv
     cli.check_vulkan_production cli.vulkan_fma cli.run_vulkan
-    cli.vulkan_bad_device cli.vulkan_token_barriers cli.vulkan_token_barriers_bad cli.quality_device
+    cli.vulkan_bad_device cli.check_vulkan_planar2_shape cli.vulkan_planar2_shape_bad cli.vulkan_token_barriers
+    cli.vulkan_token_barriers_bad cli.quality_device
     cli.quality_device_same PROPERTIES LABELS "cli;vulkan")
 endif()

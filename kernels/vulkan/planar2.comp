@@ -2,9 +2,9 @@
 // vulkan.planar2: vulkan.mmvq's design on PTQ1_0's digits predecoded once on the host into 2-bit fields (vk.c
 // planar2_convert; 34 bytes per 128 weights, 1.21x PTQ1_0's 28), so that the decode is a shift and a mask per four
 // digits and OpSDot takes them against the q8_1 activation words as they are: the same integer sums as mmvq's x3
-// steps, as cuda.planar2 is to cuda.production. Its workgroup is its own (vk.c planar2_shape): one subgroup taking
-// RPW rows (specialization constant 1, up to 16), each block's activation words loaded once for all of them; y bit
-// for bit against hsdr_matvec_q8_1 in hsdr_vulkan_planar2_order.
+// steps, as cuda.planar2 is to cuda.production. A workgroup takes RPW rows (specialization constant 1: the fork's 4
+// unless HSDR_VULKAN_PLANAR2_SHAPE says otherwise, vk.c planar2_shape), each block's activation words loaded once for
+// all of them; y bit for bit against hsdr_matvec_q8_1 in hsdr_vulkan_planar2_order (mmvq's by default).
 //
 // Layout: block (row r, group g) is the 8 words at 8 (r G + g): words 3 sub + i (sub 0, 1; i = 0..2) hold, for the four
 // bytes k of PTQ1_0 qs word 3 sub + i, the digits of positions 0..3 in bit pairs 0, 2, 4, 6 of byte k; word 6 + sub

@@ -920,23 +920,16 @@ static void mmvq_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
     *rpw = 4;
 }
 
-/* vulkan.planar2's workgroup (ours, not the fork's): one subgroup, all of its lanes on the blocks of one row at a time
- * (at K = 5120 the 40 blocks keep 16 invocation pairs busy 2.5 times where the fork's 4 subgroups at N <= 8192 leave
- * 24 of 64 pairs idle), and as many rows (up to 16) as keep ~1024 workgroups (as the read's 8 x 132), each block's
- * activation words then serving RPW rows instead of 4; HSDR_VULKAN_PLANAR2_SHAPE forces both. The order of the fp32
- * sums follows the workgroup (hsdr_vulkan_planar2_order). */
+/* vulkan.planar2's workgroup: the fork's (mmvq_shape), so that y has vulkan.mmvq's bits; HSDR_VULKAN_PLANAR2_SHAPE
+ * forces another for a sweep, the order of the fp32 sums following it (hsdr_vulkan_planar2_order). One subgroup
+ * taking up to 16 rows was measured slower on the H200 (perf notes, issue 19 step 7: 8 warps an SM). */
 static void planar2_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
-    (void)K, (void)R;
     if (ctx.planar2_local) {
         *local = ctx.planar2_local, *rpw = ctx.planar2_rpw;
         return;
     }
-    uint32_t rows = 1;
-    while (rows < 16 && (uint32_t)N / (2 * rows) >= 1024)
-        rows *= 2;
-    *local = ctx.subgroup;
-    *rpw = rows;
+    mmvq_shape(K, N, R, local, rpw);
 }
 
 /* the fork's fp32 dequantizing mat-vec: 2 rows a workgroup */
@@ -967,8 +960,8 @@ static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, prod
                                      NULL};
 static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
                                  NULL};
-static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, planar2_shape, 1, &quantize_q8_1, q8_1_x4_bytes,
-                                    NULL, &planar2_layout};
+static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, planar2_shape, 1, &quantize_q8_1,
+                                    q8_1_x4_bytes, NULL, &planar2_layout};
 static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 1, NULL, NULL, NULL, NULL};
 static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, NULL, NULL, NULL,
                                    NULL};

@@ -46,8 +46,8 @@ hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N);
 extern const hsdr_device_ops hsdr_vulkan_mmvq_ops;
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N);
 /* vulkan.planar2: vulkan.mmvq's design on the digits predecoded once into 2-bit fields (planar2.comp): a shift and a
- * mask per four digits, the same integer sums; its own workgroup (one subgroup, up to 16 rows: vk.c planar2_shape),
- * so y bit for bit against hsdr_matvec_q8_1 in the order below. */
+ * mask per four digits, the same integer sums; y bit for bit against hsdr_matvec_q8_1 in the order below (mmvq's,
+ * unless HSDR_VULKAN_PLANAR2_SHAPE sets another workgroup: vk.c planar2_shape). */
 extern const hsdr_device_ops hsdr_vulkan_planar2_ops;
 hsdr_q8_1_order hsdr_vulkan_planar2_order(int K, int N);
 /* vulkan.direct: direct 8-phase A[8] per group, phase sums by subgroupAdd; exact A, fp64 group sums. */
