@@ -27,10 +27,11 @@ void main()
     for (uint blk = tid >> 1; blk < G; blk += gl_WorkGroupSize.x >> 1) {
         uint y[3][5], yq[2];
         mmvq_act(blk, sub, y, yq);
+        // every one of the RPW rows, without a branch on `rows`, so that the compiler may issue all the rows' loads
+        // ahead (RPW is known when the pipeline is made); a row past N (the last workgroup only) reads row N - 1 and
+        // rows_end never stores it
         for (uint n = 0u; n < RPW; n++) {
-            if (n >= rows)
-                break;
-            const uint b = (first + n) * G + blk, base = 8u * b;
+            const uint b = min(first + n, PC.N - 1u) * G + blk, base = 8u * b;
             const uint c0 = W[base + 3u * sub], c1 = W[base + 3u * sub + 1u], c2 = W[base + 3u * sub + 2u];
             const uint p4 = W[base + 6u + sub];
             int accA[3] = int[3](0, 0, 0), accB[3] = int[3](0, 0, 0);
