@@ -312,6 +312,14 @@ const hsdr_variant hsdr_registry[] = {
      .unavailable = hsdr_vulkan_int_dot_unavailable, .matvec = hsdr_vulkan_matvec,
      .q8_1_order = hsdr_vulkan_planar2_order, .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 12, D(SCALE) = 8},
      .device = &hsdr_vulkan_planar2_ops},
+    {.name = "vulkan.planar2_fused", .backend = "vulkan", .family = "baseline",
+     .summary = "vulkan.planar2 with the encode inside the mat-vec: each workgroup quantizes x to q8_1 itself into "
+                "shared memory (the words of the encode dispatch), so a GEMV is one dispatch and a token has one "
+                "barrier a GEMV; y bit-identical to vulkan.planar2's",
+     .outputs = HSDR_OUT_Y_Q8_1, .stages = ST(REDUCE), .precision = 32, .needs_x = true,
+     .unavailable = hsdr_vulkan_int_dot8_unavailable, .matvec = hsdr_vulkan_matvec,
+     .q8_1_order = hsdr_vulkan_planar2_order, .depth = {D(ENCODE) = 12, D(DECODE) = 2, D(REDUCE) = 12, D(SCALE) = 8},
+     .device = &hsdr_vulkan_planar2_fused_ops},
     {.name = "vulkan.dmmv", .backend = "vulkan", .family = "baseline",
      .summary = "the fork's Vulkan PTQ1_0 mat-vec for K <= 4096 on NVIDIA (mul_mat_vec.comp's fp32 dequantizing "
                 "path at 5a398c96), at every K: x as fp32, 8 weights an invocation and iteration, two 4-wide dots, "

@@ -15,12 +15,44 @@
 #include "common.glsl"
 #define ROWS_END_RPW RPW
 #include "mmvq.glsl"
+#ifdef FUSED_ENCODE
+#include "q8_1.glsl"
+
+// vulkan.planar2_fused: x quantized to q8_1 by each workgroup itself into s_q81 (q8_1.glsl: the words of
+// quantize_q8_1.comp), so that a GEMV is one dispatch and a token needs no barrier between an encode and its mat-vec.
+// Item i = 32 g + j is values 4 j .. 4 j + 3 of block g; the eight items of a 32-value block are eight consecutive
+// invocations of one subgroup (a workgroup is whole subgroups of 8 or more, and 32 G items a multiple of 8), their
+// amax and sum by xor shuffles within the eight (a max and integer sums: any order gives the same).
+void quantize_x(uint tid)
+{
+    for (uint i = tid; i < 32u * PC.G; i += gl_WorkGroupSize.x) {
+        const uint g = i >> 5, j = i & 31u, base = 128u * g + 4u * j;
+        const vec4 v = vec4(uintBitsToFloat(ACT[base]), uintBitsToFloat(ACT[base + 1u]),
+                            uintBitsToFloat(ACT[base + 2u]), uintBitsToFloat(ACT[base + 3u]));
+        float amax = max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w)));
+        for (uint o = 1u; o < 8u; o <<= 1)
+            amax = max(amax, subgroupShuffleXor(amax, o));
+        float d, id;
+        q8_1_scale(amax, d, id);
+        int sum;
+        s_q81[36u * g + 4u + j] = q8_1_word(v, id, sum);
+        for (uint o = 1u; o < 8u; o <<= 1)
+            sum += subgroupShuffleXor(sum, o);
+        if ((j & 7u) == 0u)
+            s_q81[36u * g + (j >> 3)] = q8_1_ds(d, sum);
+    }
+    barrier();
+}
+#endif
 
 void main()
 {
     const uint tid = gl_LocalInvocationID.x, sub = tid & 1u, G = PC.G, M = 0x03030303u;
     const uint first = PC.row0 + gl_WorkGroupID.x * RPW, rows = min(RPW, PC.N - min(first, PC.N));
     const uint scales = PC.N * G * 8u; // the word of the first scales
+#ifdef FUSED_ENCODE
+    quantize_x(tid);
+#endif
     float temp[RPW];
     for (uint n = 0u; n < RPW; n++)
         temp[n] = 0.0;

@@ -21,6 +21,11 @@ const char *hsdr_vulkan_subgroup8_unavailable(void)
     return reason;
 }
 
+const char *hsdr_vulkan_int_dot8_unavailable(void)
+{
+    return reason;
+}
+
 int hsdr_vulkan_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v, (void)io;
@@ -35,6 +40,7 @@ const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = {0};
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = {0};
 const hsdr_device_ops hsdr_vulkan_dmmv_ops = {0};
 const hsdr_device_ops hsdr_vulkan_planar2_ops = {0};
+const hsdr_device_ops hsdr_vulkan_planar2_fused_ops = {0};
 
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {

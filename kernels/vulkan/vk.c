@@ -24,6 +24,7 @@
 #include "production_spv.h"
 #include "q8_0_dot_spv.h"
 #include "mmvq_spv.h"
+#include "planar2_fused_spv.h"
 #include "planar2_spv.h"
 #include "quantize_q8_1_spv.h"
 #include "q1516_spv.h"
@@ -464,6 +465,12 @@ const char *hsdr_vulkan_int_dot_unavailable(void)
     return why;
 }
 
+const char *hsdr_vulkan_int_dot8_unavailable(void)
+{
+    const char *why = hsdr_vulkan_int_dot_unavailable();
+    return why ? why : hsdr_vulkan_subgroup8_unavailable();
+}
+
 /* ---- buffers ---- */
 
 typedef struct {
@@ -829,6 +836,8 @@ struct vk_kernel {
     const vk_kernel *(*pick)(int K);
     /* the weights in a layout of the kernel's own, converted on the host at create (NULL: PTQ1_0 as stored) */
     const struct vk_layout *layout;
+    /* f32 without pre: x quantized to q8_1 by each workgroup into shared memory (144 bytes per 128 values) */
+    int fused_q8_1;
 };
 
 /* A converted weight layout: its bytes for K x N, and the conversion of PTQ1_0 into it. */
@@ -955,20 +964,22 @@ static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 }
 
 static const vk_shader quantize_q8_1 = VK_SHADER(quantize_q8_1);
-static const vk_kernel k_q8_0 = {"q8_0", VK_SHADER(production), 0, 0, production_shape, 0, NULL, NULL, NULL, NULL};
-static const vk_kernel k_q8_0_dot = {"q8_0_dot", VK_SHADER(q8_0_dot), 0, 0, production_shape, 0, NULL, NULL, NULL,
-                                     NULL};
-static const vk_kernel k_mmvq = {"mmvq", VK_SHADER(mmvq), 0, 0, mmvq_shape, 1, &quantize_q8_1, q8_1_x4_bytes, NULL,
-                                 NULL};
-static const vk_kernel k_planar2 = {"planar2", VK_SHADER(planar2), 0, 0, planar2_shape, 1, &quantize_q8_1,
-                                    q8_1_x4_bytes, NULL, &planar2_layout};
-static const vk_kernel k_dmmv = {"dmmv", VK_SHADER(dmmv), 0, 0, dmmv_shape, 1, NULL, NULL, NULL, NULL};
-static const vk_kernel k_direct = {"direct", VK_SHADER(direct), 1, FLAG_A, row_per_subgroup_shape, 0, NULL, NULL, NULL,
-                                   NULL};
-static const vk_kernel k_q1516 = {"q1516", VK_SHADER(q1516), 1, FLAG_A | FLAG_Q, row_per_subgroup_shape, 0, NULL, NULL,
-                                  NULL, NULL};
-static const vk_kernel k_stateset = {"stateset", VK_SHADER(stateset), 1, FLAG_A, stateset_shape, 0, NULL, NULL, NULL,
-                                     NULL};
+static const vk_kernel k_q8_0 = {.name = "q8_0", .shader = VK_SHADER(production), .shape = production_shape};
+static const vk_kernel k_q8_0_dot = {.name = "q8_0_dot", .shader = VK_SHADER(q8_0_dot), .shape = production_shape};
+static const vk_kernel k_mmvq = {.name = "mmvq", .shader = VK_SHADER(mmvq), .shape = mmvq_shape, .f32 = 1,
+                                 .pre = &quantize_q8_1, .scale_bytes = q8_1_x4_bytes};
+static const vk_kernel k_planar2 = {.name = "planar2", .shader = VK_SHADER(planar2), .shape = planar2_shape, .f32 = 1,
+                                    .pre = &quantize_q8_1, .scale_bytes = q8_1_x4_bytes, .layout = &planar2_layout};
+static const vk_kernel k_planar2_fused = {.name = "planar2_fused", .shader = VK_SHADER(planar2_fused),
+                                          .shape = planar2_shape, .f32 = 1, .layout = &planar2_layout,
+                                          .fused_q8_1 = 1};
+static const vk_kernel k_dmmv = {.name = "dmmv", .shader = VK_SHADER(dmmv), .shape = dmmv_shape, .f32 = 1};
+static const vk_kernel k_direct = {.name = "direct", .shader = VK_SHADER(direct), .lns8 = 1, .outs = FLAG_A,
+                                   .shape = row_per_subgroup_shape};
+static const vk_kernel k_q1516 = {.name = "q1516", .shader = VK_SHADER(q1516), .lns8 = 1, .outs = FLAG_A | FLAG_Q,
+                                  .shape = row_per_subgroup_shape};
+static const vk_kernel k_stateset = {.name = "stateset", .shader = VK_SHADER(stateset), .lns8 = 1, .outs = FLAG_A,
+                                     .shape = stateset_shape};
 
 /* the fork's one-column dispatch on NVIDIA at 5a398c96 (docs/vulkan-production.md sections 1, 3, 3b): the q8_1
  * integer-dot mat-vec above K = 4096, the fp32 dequantizing one up to it */
@@ -981,7 +992,7 @@ static const vk_kernel *kernel_at(const vk_kernel *k, int K)
 {
     return k->pick ? k->pick(K) : k;
 }
-static const vk_kernel k_production = {"production", {NULL, 0}, 0, 0, NULL, 1, NULL, NULL, production_pick, NULL};
+static const vk_kernel k_production = {.name = "production", .f32 = 1, .pick = production_pick};
 
 /* ---- the device ops ---- */
 
@@ -1154,6 +1165,12 @@ static int run_create(const vk_kernel *k, int K, int N, int R, const uint8_t *W,
         buf_create(&r->qr, (r->flags & FLAG_Q) ? sizeof(int64_t) * (size_t)N : 16, 0, err, errlen) != 0)
         goto fail;
     k->shape(K, N, R, &r->local, &r->rpw);
+    if (k->fused_q8_1 && 144u * (uint32_t)r->G + 4u * 32u * r->rpw > ctx.props.limits.maxComputeSharedMemorySize) {
+        snprintf(err, errlen, "%s at K = %d: its workgroup's q8_1 copy of x (%d bytes) and row sums exceed the "
+                 "device's %u bytes of shared memory", k->name, K, 144 * r->G,
+                 ctx.props.limits.maxComputeSharedMemorySize);
+        goto fail;
+    }
     if (!(r->pipe = pipeline_create(&k->shader, r->local, r->rpw, (uint32_t)r->G, err, errlen)) ||
         (k->pre && !(r->pre = pipeline_create(k->pre, 32, 1, (uint32_t)r->G, err, errlen))) ||
         sets_create(r, NULL, err, errlen) != 0)
@@ -1569,6 +1586,7 @@ const hsdr_device_ops hsdr_vulkan_q8_0_ops = VK_OPS(k_q8_0);
 const hsdr_device_ops hsdr_vulkan_q8_0_dot_ops = VK_OPS(k_q8_0_dot);
 const hsdr_device_ops hsdr_vulkan_mmvq_ops = VK_OPS(k_mmvq);
 const hsdr_device_ops hsdr_vulkan_dmmv_ops = VK_OPS(k_dmmv);
+const hsdr_device_ops hsdr_vulkan_planar2_fused_ops = VK_OPS(k_planar2_fused);
 const hsdr_device_ops hsdr_vulkan_planar2_ops = VK_OPS(k_planar2);
 
 /* The reference order of a kernel that runs with `shape` (hsdr_matvec_q8_1's Vulkan sequences): its workgroup of

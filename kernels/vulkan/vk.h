@@ -22,6 +22,8 @@ const char *hsdr_vulkan_int_dot_unavailable(void);
 /* The same, and NULL only where the device's subgroups have 8 lanes or more (vulkan.direct, vulkan.q1516,
  * vulkan.stateset). */
 const char *hsdr_vulkan_subgroup8_unavailable(void);
+/* Both of the two above (vulkan.planar2_fused: OpSDot, and its quantizer's shuffles within eight lanes). */
+const char *hsdr_vulkan_int_dot8_unavailable(void);
 
 /* The checking interface of every Vulkan variant: its own timed path (the encode and upload of set_input, one sample
  * of mark / enqueue / mark / elapsed, outputs back), so the code checked against the vectors is the code that is
@@ -50,6 +52,9 @@ hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N);
  * unless HSDR_VULKAN_PLANAR2_SHAPE sets another workgroup: vk.c planar2_shape). */
 extern const hsdr_device_ops hsdr_vulkan_planar2_ops;
 hsdr_q8_1_order hsdr_vulkan_planar2_order(int K, int N);
+/* vulkan.planar2_fused: vulkan.planar2 with x quantized to q8_1 by each workgroup itself (the words of the encode
+ * dispatch, q8_1.glsl), so a GEMV is one dispatch; y as vulkan.planar2's. */
+extern const hsdr_device_ops hsdr_vulkan_planar2_fused_ops;
 /* vulkan.direct: direct 8-phase A[8] per group, phase sums by subgroupAdd; exact A, fp64 group sums. */
 extern const hsdr_device_ops hsdr_vulkan_direct_ops;
 /* vulkan.stateset: ballot state sets per tile of R rows and group, subgroupBallotBitCount per row, folded to A[8]. */
