@@ -88,7 +88,7 @@ sass() {
     command -v cuobjdump >/dev/null 2>&1 || return 0
     step sass scripts/sass-mix.sh "$hsdr" 'soa_rows_small|soa_rows_large|pt_rows|lanes8_rowsP|cols_rowsILi8ELi1E'
 }
-vulkan_quick='cuda.production,cuda.planar2,vulkan.production,vulkan.planar2,vulkan.dmmv,vulkan.direct'
+vulkan_quick='cuda.production,cuda.planar2,vulkan.production,vulkan.planar2*,vulkan.dmmv,vulkan.direct'
 quick_variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma*,cuda.ptq1_0_ring,cuda.lanes8,cuda.cols,cuda.direct_mma*,cuda.q1516*'
 if [ "$quick" = 1 ] && gate; then
     step bandwidth "$hsdr" bandwidth --backend cuda
