@@ -51,6 +51,10 @@ cli_test(merge_shards 0 "^merged 5 rows from 2 files \\(1 identical repeat dropp
   -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" && cmp \"$1/results.jsonl\" \"$4\" && cmp \"$1/results.csv\" \"$5\" && cmp \"$1/breakeven.json\" \"$6\" && ! ls -A \"$1\" | grep -v '^\\(results\\.\\(jsonl\\|csv\\)\\|breakeven\\.json\\)$' && echo identical to the expected files"
   ${HSDR} ${MERGE_OUT}/shards ${RES}/shard-0.jsonl ${RES}/shard-1.jsonl ${RES}/merged-expected.jsonl
   ${RES}/merged-expected.csv ${RES}/merged-breakeven-expected.json)
+# rows of an interrupted run: merged with their mark, and no break-even fit (an older breakeven.json there removed)
+cli_test(merge_partial 0 "^no breakeven\\.json: a fit over part of an R sweep would be a wrong fit$" "^no fit left$"
+  -- sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && echo stale >\"$1/breakeven.json\" && \"$0\" merge \"$1\" \"$2\" && test -s \"$1/results.jsonl\" && ! test -e \"$1/breakeven.json\" && echo no fit left"
+  ${HSDR} ${MERGE_OUT}/partial ${RES}/partial-shard.jsonl)
 cli_test(merge_base 0 "^merged 7 rows from 2 files \\(2 identical repeats dropped\\) into .*/all\\.jsonl and .*/all\\.csv$" "^written$"
   -- sh -c "rm -rf \"$1\" && \"$0\" merge \"$1\" \"$2\" \"$3\" --base all && test -s \"$1/all.jsonl\" && test -s \"$1/all.csv\" && echo written"
   ${HSDR} ${MERGE_OUT}/base ${RES}/a.jsonl ${RES}/dup-key.jsonl)
