@@ -626,7 +626,8 @@ def across_backends(ds):
         if pairs:
             parts.append(f"Each {backend} variant against its same-named {REFERENCE_BACKEND} twin, over the same GEMVs "
                          f"(time ratio, < 1: faster; % of each backend's own read ceiling at the kernel's own "
-                         f"bytes):\n\n"
+                         f"bytes: each backend times its read as it times its kernels, so the two ceilings differ "
+                         f"and the time ratio is the comparison):\n\n"
                          + table((backend, REFERENCE_BACKEND, "x twin (geomean)", "range", f"{backend} % of own read",
                                   f"{REFERENCE_BACKEND} % of own read"), pairs))
         tokens = []
