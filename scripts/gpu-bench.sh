@@ -26,16 +26,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
 out=${OUT:-results/gpu-latest}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! ldconfig -p 2>/dev/null | grep -q libGLdispatch && ls .gl/*.deb >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-nv=/usr/local/nvidia/share
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nv/vulkan/icd.d/nvidia_icd.json" ]; then
-    export VK_DRIVER_FILES="$nv/vulkan/icd.d/nvidia_icd.json"
-    export __EGL_VENDOR_LIBRARY_FILENAMES="$nv/glvnd/egl_vendor.d/10_nvidia.json"
-fi
+. scripts/gpu-env.sh # the build's libraries, the carried Vulkan loader, the NVIDIA ICD
 hsdr=$dir/hsdr
 status=0
 part=${GPU_BENCH_PART:-}

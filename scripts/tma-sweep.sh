@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
 out=${OUT:-results/gpu-latest}
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+. scripts/gpu-env.sh # the build's libraries
 log=$out/sweep.log
 : >"$log"
 [ -x "$dir/tma-stream" ] && "$dir/tma-stream" >>"$log" 2>&1

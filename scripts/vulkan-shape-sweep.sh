@@ -5,7 +5,7 @@
 # checked against every matvec vector in the order it gives (nothing is timed if that fails). Default shapes: the
 # fork's two (32,4 and 128,4 on a 32-wide subgroup) and 2, 4, 8 subgroups with 8, 16 and 32 rows. Results in
 # $OUT/planar2-shape/LOCAL-RPW/ (results.jsonl.gz, profile-bonsai2-27b.json; default OUT results/gpu-latest), and the
-# summaries in $OUT/planar2-shape.log. Run it where scripts/gpu-bench.sh runs (the same BUILD_DIR, loader and ICD).
+# summaries in $OUT/planar2-shape.log. Run it where scripts/gpu-bench.sh runs (the same BUILD_DIR and carried .gl).
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
@@ -16,12 +16,7 @@ out=${OUT:-results/gpu-latest}
 mkdir -p "$out/planar2-shape"
 log=$out/planar2-shape.log
 : >"$log"
-export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-nv=/usr/local/nvidia/share
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nv/vulkan/icd.d/nvidia_icd.json" ]; then
-    export VK_DRIVER_FILES="$nv/vulkan/icd.d/nvidia_icd.json"
-    export __EGL_VENDOR_LIBRARY_FILENAMES="$nv/glvnd/egl_vendor.d/10_nvidia.json"
-fi
+. scripts/gpu-env.sh # the build's libraries, the carried Vulkan loader, the NVIDIA ICD
 status=0
 for shape in $shapes; do
     name=$(echo "$shape" | tr ',' '-')
