@@ -1,5 +1,6 @@
 #include "breakeven.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,4 +118,14 @@ int hsdr_breakeven_write(const char *dir, const cJSON *fits, char *err, size_t e
     cJSON_free(txt);
     cJSON_Delete(doc);
     return ok ? 0 : -1;
+}
+
+int hsdr_breakeven_remove(const char *dir, char *err, size_t errlen)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/breakeven.json", dir);
+    if (remove(path) == 0 || errno == ENOENT)
+        return 0;
+    snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+    return -1;
 }

@@ -17,4 +17,8 @@ cJSON *hsdr_breakeven_fit(cJSON *const *rows, size_t n);
  * 0, or -1 with a message naming the file in err. */
 int hsdr_breakeven_write(const char *dir, const cJSON *fits, char *err, size_t errlen);
 
+/* Remove DIR/breakeven.json (rows of an interrupted run: a fit over part of an R sweep is a wrong fit, and an older
+ * file describes other rows). 0 also when there was none, or -1 with a message naming the file in err. */
+int hsdr_breakeven_remove(const char *dir, char *err, size_t errlen);
+
 #endif

@@ -416,12 +416,6 @@ typedef struct {
     char why[160];
 } comparison;
 
-static double raw_median(const cJSON *row)
-{
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(row, "time_ns"), "median");
-    return cJSON_IsNumber(m) ? m->valuedouble : NAN;
-}
-
 static void compare_one(comparison *c, const cJSON *ra, const cJSON *rb, int raw, double threshold, double confidence)
 {
     hsdr_figure a, b;
@@ -434,8 +428,8 @@ static void compare_one(comparison *c, const cJSON *ra, const cJSON *rb, int raw
         c->outcome = NOT_COMPARABLE;
     } else {
         c->outcome = (int)hsdr_compare_figures(&a, &b, threshold, confidence, &c->ratio, &c->lo, &c->hi);
-        c->median_a = raw_median(ra);
-        c->median_b = raw_median(rb);
+        c->median_a = hsdr_row_median(ra);
+        c->median_b = hsdr_row_median(rb);
         c->figure_a = figure_of(&a);
         c->figure_b = figure_of(&b);
         c->na = a.n;

@@ -3,7 +3,6 @@
 #include "merge.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +43,8 @@ static int write_fits(const char *out_dir, cJSON *const *rows, size_t n, int par
 {
     char err[1200];
     if (partial) {
-        snprintf(err, sizeof err, "%s/breakeven.json", out_dir);
-        if (remove(err) != 0 && errno != ENOENT) {
-            fprintf(stderr, "hsdr merge: cannot remove %s: %s\n", err, strerror(errno));
+        if (hsdr_breakeven_remove(out_dir, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr merge: %s\n", err);
             return -1;
         }
         printf("no breakeven.json: a fit over part of an R sweep would be a wrong fit\n");

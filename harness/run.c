@@ -1132,9 +1132,8 @@ static int write_interrupted(const char *out_dir, cJSON **rows, size_t done, siz
         cJSON_AddNumberToObject(mark, "total", (double)total);
         cJSON_AddStringToObject(mark, "interrupted_by", signal_name(sig));
     }
-    snprintf(path, sizeof path, "%s/breakeven.json", out_dir);
-    if (unlink(path) != 0 && errno != ENOENT)
-        fprintf(stderr, "hsdr run: warning: cannot remove %s: %s\n", path, strerror(errno));
+    if (hsdr_breakeven_remove(out_dir, err, sizeof err) != 0)
+        fprintf(stderr, "hsdr run: warning: %s\n", err);
     if (done == 0) {
         const char *names[] = {"results.jsonl", "results.csv"};
         for (int i = 0; i < 2; i++) {
