@@ -503,6 +503,16 @@ KINDS = (("best baseline", lambda r: r["family"] in BASELINE_FAMILIES),
          ("best HSDR", lambda r: r["family"] not in BASELINE_FAMILIES))
 
 
+def fastest(rows):
+    """The row of the lowest median time, or None for no rows."""
+    return min(rows, key=q.median_ns) if rows else None
+
+
+def floor_share(token):
+    """A profile variant's token as a fraction of its floor (floor time / measured time)."""
+    return token["floor_ms_per_token_measured"] / token["ms_per_token_measured"]
+
+
 def family_floor(ds):
     """Per GEMV and backend, the fastest kernel of each kind as % of the read of its own bytes; per model, the token of
     each kind and family against its floor."""
@@ -518,8 +528,7 @@ def family_floor(ds):
                 at = [r for r in mine if q.config_of(r) == c]
                 cells = []
                 for _, kind in KINDS:
-                    of = [r for r in at if kind(r)]
-                    best = min(of, key=q.median_ns) if of else None
+                    best = fastest([r for r in at if kind(r)])
                     cells += ([best["variant"], duration(q.median_ns(best)), pct(own_read_fraction(best))] if best
                               else ["-", "-", "-"])
                 rows.append([c.label(short=True), duration(at[0]["bytes_floor_ns"])] + cells)
@@ -587,25 +596,21 @@ def across_backends(ds):
         families = [fam for fam in q.unique(r["family"] for r in mine) if any(r["family"] == fam for r in ref)]
         if not families:
             continue
-
-        def fastest(rows, cfg, fam):
-            of = [r for r in rows if q.config_of(r) == cfg and r["family"] == fam]
-            return min(of, key=q.median_ns) if of else None
-
-        grid, worst = [], {fam: [] for fam in families}
+        grid, ratios = [], {fam: [] for fam in families}
         for c in q.configs(mine):
             cells = [c.label(short=True)]
             for fam in families:
-                a, b = fastest(mine, c, fam), fastest(ref, c, fam)
+                a, b = (fastest([r for r in rows if q.config_of(r) == c and r["family"] == fam])
+                        for rows in (mine, ref))
                 if a and b:
-                    worst[fam].append(q.median_ns(a) / q.median_ns(b))
+                    ratios[fam].append(q.median_ns(a) / q.median_ns(b))
                     cells.append(f"{times(q.median_ns(a) / q.median_ns(b))} ({duration(q.median_ns(a))} / "
                                  f"{duration(q.median_ns(b))})")
                 else:
                     cells.append("-")
             grid.append(cells)
-        grid.append(["all (geomean, range)"] + [f"{times(q.geomean(worst[fam]))}, {span(worst[fam], times)}"
-                                                  if worst[fam] else "-" for fam in families])
+        grid.append(["all (geomean, range)"] + [f"{times(q.geomean(ratios[fam]))}, {span(ratios[fam], times)}"
+                                                  if ratios[fam] else "-" for fam in families])
         parts.append(f"Per GEMV at the {f.label}, {cold[0]['mode']}: each family's fastest {backend} kernel over the "
                      f"fastest {REFERENCE_BACKEND} kernel of the same family (both times in brackets). The fastest "
                      f"kernels differ in design where one backend has a path the other lacks (tensor cores, "
@@ -637,9 +642,8 @@ def across_backends(ds):
                 if not name.startswith(backend + "."):
                     continue
                 o = by_name.get(twin(name, REFERENCE_BACKEND))
-                share = (lambda x: x["floor_ms_per_token_measured"] / x["ms_per_token_measured"])
-                tokens.append((model, name, sig(v["ms_per_token_measured"]), pct(share(v)),
-                               sig(o["ms_per_token_measured"]) if o else "-", pct(share(o)) if o else "-",
+                tokens.append((model, name, sig(v["ms_per_token_measured"]), pct(floor_share(v)),
+                               sig(o["ms_per_token_measured"]) if o else "-", pct(floor_share(o)) if o else "-",
                                times(v["ms_per_token_measured"] / o["ms_per_token_measured"]) if o else "-"))
         if tokens:
             parts.append(f"The token (`hsdr profile`; {backend}: one command buffer per token, a barrier between "
