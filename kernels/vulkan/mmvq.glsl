@@ -1,9 +1,11 @@
 // The parts of the fork's q8_1 integer-dot mat-vec (docs/vulkan-production.md section 3) that vulkan.mmvq
 // (mmvq.comp: PTQ1_0 as stored) and vulkan.planar2 (planar2.comp: the 2-bit digits predecoded) share: the workgroup
-// of 4 rows, two invocations per 128-block (sub = tid & 1), the block's activation words, the fp32 chain of a block
-// and the row's end (rows_end.glsl). With FUSED_ENCODE the q8_1 words are the workgroup's shared copy (s_q81). The integer sums the decode feeds in are the same in both (digit . q over the
-// same weights), so y is the same bits: hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order. Included after common.glsl;
-// needs GL_KHR_shader_subgroup_shuffle.
+// of 4 rows (planar2: RPW), two invocations per 128-block (sub = tid & 1), the block's activation words, the fp32
+// chain of a block and the row's end (rows_end.glsl). With FUSED_ENCODE (vulkan.planar2_fused) the q8_1 words are
+// the workgroup's shared copy (s_q81). The integer sums the decode feeds in are the same in both (digit . q over the
+// same weights), so on the same workgroup y is the same bits: hsdr_matvec_q8_1 with hsdr_vulkan_mmvq_order
+// (hsdr_vulkan_planar2_order follows HSDR_VULKAN_PLANAR2_SHAPE). Included after common.glsl; needs
+// GL_KHR_shader_subgroup_shuffle.
 
 #ifdef FUSED_ENCODE
 shared uint s_q81[36u * MAXG]; // x as q8_1, quantized by the workgroup itself (planar2.comp's quantize_x)
