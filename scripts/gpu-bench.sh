@@ -14,8 +14,10 @@
 # GPU_BENCH_PART=1, 2 or 3: the full run in three calls of the lent machine (each under its 10-minute limit), each
 # beginning with the gate: 1 = the sanitizer, bandwidth and the CUDA matrix ($OUT/cuda); 2 = the Vulkan check,
 # bandwidth and matrix ($OUT/vulkan); 3 = the profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part
-# (gpu-bench-1.log, -2.log, -3.log). Here, `hsdr merge DIR cuda/results.jsonl vulkan/results.jsonl` (gunzipped)
-# joins the two matrices into DIR/results.jsonl + .csv.
+# (gpu-bench-1.log, -2.log, -3.log), and so is clocks.csv, the SM clock sampled every 250 ms (clocks-1.csv, ...): a
+# Vulkan-only process was seen at the idle clock on the H200; the log's last line says whether this run was. Here,
+# `hsdr merge DIR cuda/results.jsonl vulkan/results.jsonl` (gunzipped) joins the two matrices into DIR/results.jsonl +
+# .csv.
 #
 # Vulkan: the same binary's Vulkan variants run beside CUDA when a Vulkan driver answers (`hsdr check --backend
 # vulkan` is their gate). A machine without the loader's packages (the lent H200) gets them from .gl/*.deb, downloaded
@@ -32,6 +34,12 @@ status=0
 part=${GPU_BENCH_PART:-}
 log=$out/gpu-bench${part:+-$part}.log
 : >"$log"
+clocks_start "$out/clocks${part:+-$part}.csv" # the SM clock beside every time (gpu-env.sh says why)
+finish() {
+    clocks_stop
+    clocks_report "$out/clocks${part:+-$part}.csv" | tee -a "$log"
+    exit "$status"
+}
 step() { # step NAME COMMAND...: run, append to $out/gpu-bench.log and the terminal, remember a failure
     name=$1
     shift
@@ -147,7 +155,7 @@ elif gate; then
         matrix vulkan
     fi
     if [ "$part" = 1 ] || [ "$part" = 2 ]; then
-        exit "$status"
+        finish
     fi
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
@@ -163,4 +171,4 @@ elif gate; then
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 fi
-exit "$status"
+finish

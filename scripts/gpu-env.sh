@@ -12,3 +12,25 @@ if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$nv/vulkan/icd.d/nvidia_icd.json" ]; t
     export VK_DRIVER_FILES="$nv/vulkan/icd.d/nvidia_icd.json"
     export __EGL_VENDOR_LIBRARY_FILENAMES="$nv/glvnd/egl_vendor.d/10_nvidia.json"
 fi
+# The SM and memory clocks sampled every 250 ms into FILE while the measurements run (clocks_start FILE ...
+# clocks_stop), when nvidia-smi is there. On the lent H200 a process that drives the GPU through Vulkan alone was seen
+# at the SM's idle clock (345 MHz against 1980) for whole runs, 2-4x slower; one that also holds a CUDA context runs
+# at 1980 MHz (docs/perf-notes.md, issue 19 step 8): the log shows which a run got.
+clocks_start() {
+    clocks_pid=
+    command -v nvidia-smi >/dev/null 2>&1 || return 0
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw --format=csv -lms 250 >"$1" 2>&1 &
+    clocks_pid=$!
+}
+clocks_stop() {
+    [ -n "${clocks_pid:-}" ] && kill "$clocks_pid" 2>/dev/null
+    clocks_pid=
+}
+# One line on a clocks log: how many samples had the SM below 1000 MHz, and a warning when more than a tenth did
+# (the times taken then are not the kernels' at their working clock).
+clocks_report() {
+    [ -s "$1" ] || return 0
+    awk -F', ' 'NR > 1 && $3 ~ /MHz/ { n++; if ($3 + 0 < 1000) low++ }
+        END { printf "== clocks: %d of %d samples with the SM below 1000 MHz%s\n", low, n,
+              (n && low > n / 10) ? " -- WARNING: times taken then are not at the working clock" : "" }' "$1"
+}
