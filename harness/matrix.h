@@ -50,7 +50,11 @@
  *   Duplicate keys are removed, keeping the first (grid, then shapes, then extra).
  *   Order: grouped by input configuration (shape, K, N, distribution) in order of first appearance, so consecutive
  *   cases share inputs; within a group by threads, mode (hot, cold), R, cols, variant in registry order, F, b.
- *   Each case's seed = hsdr_case_seed(case, settings.seed). */
+ *   Each case's seed = hsdr_case_seed(case, settings.seed).
+ *
+ * Implemented in layers, each using only those before it: yaml_tree.c (a YAML tree with positions), matrix_spec.c
+ * (the spec, its validators and the overrides; internal header matrix_spec.h), matrix_load.c (the file's tree walked
+ * into a spec), matrix_expand.c (expansion, skips, duplicates, order; filters and shards). */
 #ifndef HSDR_MATRIX_H
 #define HSDR_MATRIX_H
 #include <stddef.h>
