@@ -1,4 +1,4 @@
-# The experiment matrix (harness/matrix.c, harness/shapes.c): the unit test reads the committed matrix.yaml and the
+# The experiment matrix (harness/matrix_load.c, harness/shapes.c): the unit test reads the committed matrix.yaml and the
 # files of tests/data/matrix/ (a hand-counted matrix, model shapes, and one malformed file per kind of error, each
 # checked for its file:line:column, key path and message) from the source tree. There is no `hsdr run` yet, so no
 # CLI tests here.
