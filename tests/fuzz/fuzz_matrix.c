@@ -1,4 +1,4 @@
-/* Fuzz target: the experiment matrix loader (harness/matrix_load.c: libyaml events -> positioned tree -> validated spec)
+/* Fuzz target: the experiment matrix loader (harness/matrix_load.c: libyaml events -> positioned tree -> spec)
  * and the expansion of what it accepts (what `hsdr run --dry-run` does with a matrix file). Any input either loads
  * and expands, or is refused with a message naming the input ("fuzz.yaml:..."); never a crash, an out-of-bounds
  * access, undefined behaviour, a leak or an abort. The environment is fixed so that a finding replays anywhere: the
