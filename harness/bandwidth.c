@@ -18,6 +18,7 @@
 #define HSDR_BW_X86 1
 #endif
 
+#include "cli.h"
 #include "kernel.h"
 #include "machine.h"
 #include "results.h"
@@ -579,8 +580,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     fprintf(stderr, "hsdr bandwidth: ");
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] "
-                    "[--backend cpu|cuda|vulkan] [--json]\n");
+    fprintf(stderr, "\nusage: hsdr %s\n", hsdr_command_find("bandwidth")->synopsis);
     return HSDR_EXIT_USAGE;
 }
 
@@ -645,23 +645,26 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
     hsdr_mode modes[2] = {HSDR_MODE_HOT, HSDR_MODE_COLD};
     int nmodes = 2;
     char *items[MAX_LIST];
-    for (int i = 0; i < argc; i++) {
-        const char *opt = argv[i];
-        if (strcmp(opt, "--json") == 0) {
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"sizes", required_argument, NULL, 's'},
+                                             {"mode", required_argument, NULL, 'm'},
+                                             {"backend", required_argument, NULL, 'b'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
+    optind = 0;
+    for (int c; (c = hsdr_getopt("bandwidth", argc, argv, ":h", longopts)) != -1;) {
+        const char *opt = c == 't' ? "--threads" : "--sizes";
+        char *value = optarg;
+        if (c == 'j') {
             json = 1;
             continue;
         }
-        if (strcmp(opt, "--threads") != 0 && strcmp(opt, "--sizes") != 0 && strcmp(opt, "--mode") != 0 &&
-            strcmp(opt, "--backend") != 0)
-            return usage_error("unknown argument '%s'", opt);
-        if (i + 1 >= argc)
-            return usage_error("%s needs a value", opt);
-        char *value = argv[++i];
-        if (strcmp(opt, "--backend") == 0) {
+        if (c == 'b') {
             backend = strcmp(value, "cpu") == 0 ? NULL : value;
             continue;
         }
-        if (strcmp(opt, "--mode") == 0) {
+        if (c == 'm') {
             if (strcmp(value, "both") == 0) {
                 nmodes = 2;
             } else if (hsdr_mode_from_name(value, &modes[0]) == 0) {
@@ -671,13 +674,15 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
             }
             continue;
         }
+        if (c != 't' && c != 's')
+            return hsdr_getopt_exit(c);
         char copy[1024];
         snprintf(copy, sizeof copy, "%s", value);
         int n = split_list(copy, items);
         if (n < 0)
             return usage_error("%s: '%s' is not a comma-separated list (at most 64 items, none empty)", opt, value);
         for (int k = 0; k < n; k++) {
-            if (opt[2] == 't') {
+            if (c == 't') {
                 char *end;
                 errno = 0;
                 long v = strtol(items[k], &end, 10);
@@ -693,11 +698,13 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                 sizes[k] = (size_item){b, NULL};
             }
         }
-        if (opt[2] == 't')
+        if (c == 't')
             nthreads_list = n;
         else
             nsizes = n;
     }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
     if (backend) {
         if (nsizes == 0) { /* one 5120 x 17408 GEMV's bytes, 8 times that, and 1 GiB */
             static const size_t defaults[] = {19496960, 155975680, (size_t)1 << 30};

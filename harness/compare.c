@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "results.h"
 #include "stats.h"
 #include "util.h"
@@ -508,45 +509,47 @@ static int parse_fraction(const char *opt, const char *s, double *out)
 
 static void compare_usage(void)
 {
-    fprintf(stderr, "usage: hsdr compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]\n");
+    fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("compare")->synopsis);
 }
 
 int hsdr_cmd_compare(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"threshold", required_argument, NULL, 't'},
+                                             {"confidence", required_argument, NULL, 'c'},
+                                             {"json", no_argument, NULL, 'j'},
+                                             {"raw", no_argument, NULL, 'r'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     double threshold = HSDR_COMPARE_THRESHOLD, confidence = 0.95;
     int json = 0, raw = 0;
-    const char *paths[2];
-    int npaths = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threshold") == 0 || strcmp(argv[i], "--confidence") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "hsdr compare: %s needs a value\n", argv[i]);
+    optind = 0;
+    for (int c; (c = hsdr_getopt("compare", argc, argv, ":h", longopts)) != -1;) {
+        if (c == 't' || c == 'c') {
+            if (parse_fraction(c == 't' ? "--threshold" : "--confidence", optarg,
+                               c == 't' ? &threshold : &confidence) != 0)
                 return HSDR_EXIT_USAGE;
-            }
-            if (parse_fraction(argv[i], argv[i + 1], argv[i][2] == 't' ? &threshold : &confidence) != 0)
-                return HSDR_EXIT_USAGE;
-            i++;
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (c == 'j') {
             json = 1;
-        } else if (strcmp(argv[i], "--raw") == 0) {
+        } else if (c == 'r') {
             raw = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "hsdr compare: unknown option '%s'\n", argv[i]);
-            compare_usage();
-            return HSDR_EXIT_USAGE;
-        } else if (npaths == 2) {
-            fprintf(stderr, "hsdr compare: give exactly two result files (a third: '%s')\n", argv[i]);
-            compare_usage();
-            return HSDR_EXIT_USAGE;
         } else {
-            paths[npaths++] = argv[i];
+            return hsdr_getopt_exit(c);
         }
+    }
+    const char *paths[2];
+    const int npaths = argc - optind;
+    if (npaths > 2) {
+        fprintf(stderr, "hsdr compare: give exactly two result files (a third: '%s')\n", argv[optind + 2]);
+        compare_usage();
+        return HSDR_EXIT_USAGE;
     }
     if (npaths != 2) {
         fprintf(stderr, "hsdr compare: give exactly two result files, A and B\n");
         compare_usage();
         return HSDR_EXIT_USAGE;
     }
+    paths[0] = argv[optind];
+    paths[1] = argv[optind + 1];
     results_file fa, fb;
     int rc = HSDR_EXIT_USAGE;
     int loaded_a = results_file_load(&fa, paths[0]) == 0;

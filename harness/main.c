@@ -11,6 +11,7 @@
 
 #include "bandwidth.h"
 #include "check.h"
+#include "cli.h"
 #include "compare.h"
 #include "schema.h"
 #include "fp16.h"
@@ -24,84 +25,6 @@
 #include "states.h"
 #include "util.h"
 #include "vectors.h"
-
-#ifndef HSDR_VERSION
-#define HSDR_VERSION "dev"
-#endif
-
-static const char usage_text[] =
-            "usage: hsdr <command> [options]\n"
-            "\n"
-            "commands:\n"
-            "  run [MATRIX] [--filter GLOB] [--out DIR] [--shard i/n] [--set AXIS=VALUES]... [--stages both|alone|\n"
-            "      ablation|none] [--resume] [--dry-run] [--quiet]\n"
-            "        expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
-            "        time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
-            "        The cases of one configuration (inputs, threads, mode) run in rounds, each variant beside its\n"
-            "        backend's production variant (paired ratios), over `visits` visits spread across the run.\n"
-            "        SIGINT/SIGTERM: stop at the end of the current pass; DIR/results.jsonl + .csv hold the finished\n"
-            "        rows, each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished\n"
-            "        in DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n"
-            "  profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST]\n"
-            "      [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]\n"
-            "        every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n"
-            "  quality [--model M] [--layers 2] [--seeds 4] [--tokens 2] [--vocab V] [--variants LIST] [--threads N]\n"
-            "      [--flns F,b] [--seed S] [--json FILE]\n"
-            "        SYNTHETIC model-shaped accuracy study: ternary FFN layers + head on real shapes, exact activations\n"
-            "        vs production Q8_0 vs each HSDR path: per-layer and final cosine, NMSE, KL of the softmax head\n"
-            "  bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]\n"
-            "        measured read bandwidth per thread count and working set (the roofline ceiling); --backend cuda or\n"
-            "        vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps)\n"
-            "  compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]\n"
-            "        per case FASTER / SLOWER / SAME / AMBIGUOUS for B against A: each time over its own run's\n"
-            "        production (paired per round) or ceiling, so that drift between the runs cancels; --raw: times\n"
-            "  schema [--json | --markdown | --csv]\n"
-            "        the fields of a result row (hsdr-results/2): type, unit, presence, meaning\n"
-            "  merge OUT_DIR IN.jsonl... [--base results]\n"
-            "        join result files (e.g. shards of one matrix) into OUT_DIR/results.jsonl + .csv\n"
-            "        and the break-even fits of the joined rows (OUT_DIR/breakeven.json)\n"
-            "  check [--backend B] [--variant GLOB] [-v] PATH...\n"
-            "        check every implementation against JSON test vectors (schema hsdr-vectors/1); a PATH may be a\n"
-            "        directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n"
-            "  list [--json]\n"
-            "        the registry: every variant, its backend, family, outputs, stages, and why it cannot run here\n"
-            "  encode [--prescale E|auto] X...\n"
-            "        LNS8 codes of the fp32 values X (spec/lns8.md section 2)\n"
-            "  states [--K N] [--vectors N] [--seed S] [--json]\n"
-            "        occupied LNS8 states per tile and activation quantization error, per distribution\n"
-            "  help | --version\n"
-            "\n"
-            "exit status: 0 success, 1 a check failed, 2 bad usage or malformed input; run stopped by a signal:\n"
-            "128 + its number (130 SIGINT, 143 SIGTERM)\n";
-
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-}
-
-/* `hsdr CMD --help`: CMD's entry of the usage text (its lines up to the next command's). 0 when CMD has one. */
-static int command_help(const char *cmd)
-{
-    const size_t n = strlen(cmd);
-    int printing = 0, found = 0;
-    for (const char *line = usage_text; *line;) {
-        const char *eol = strchr(line, '\n');
-        const size_t len = eol ? (size_t)(eol - line + 1) : strlen(line);
-        const int command_line = line[0] == ' ' && line[1] == ' ' && line[2] != ' ';
-        if (command_line)
-            printing = strncmp(line + 2, cmd, n) == 0 && (line[2 + n] == ' ' || line[2 + n] == '\n');
-        else if (line[0] != ' ')
-            printing = 0;
-        if (printing) {
-            if (!found)
-                fputs("usage: hsdr", stdout);
-            fwrite(line + (found ? 0 : 1), 1, len - (found ? 0 : 1), stdout);
-            found = 1;
-        }
-        line += len;
-    }
-    return found ? 0 : -1;
-}
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -192,28 +115,25 @@ fail:
 
 static int cmd_check(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"backend", required_argument, NULL, 'b'},
+                                             {"variant", required_argument, NULL, 'V'},
+                                             {"verbose", no_argument, NULL, 'v'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     check_options opt = {0};
-    char **paths = argv;
-    int npaths = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--backend") == 0 || strcmp(argv[i], "--variant") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "hsdr check: %s needs a value\n", argv[i]);
-                return HSDR_EXIT_USAGE;
-            }
-            if (argv[i][2] == 'b')
-                opt.backend = argv[++i];
-            else
-                opt.variant = argv[++i];
-        } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
+    optind = 0;
+    for (int c; (c = hsdr_getopt("check", argc, argv, ":hv", longopts)) != -1;) {
+        if (c == 'b')
+            opt.backend = optarg;
+        else if (c == 'V')
+            opt.variant = optarg;
+        else if (c == 'v')
             opt.verbose = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "hsdr check: unknown option '%s'\n", argv[i]);
-            return HSDR_EXIT_USAGE;
-        } else {
-            paths[npaths++] = argv[i];
-        }
+        else
+            return hsdr_getopt_exit(c);
     }
+    char **paths = argv + optind;
+    const int npaths = argc - optind;
     if (npaths == 0) {
         fprintf(stderr, "hsdr check: give at least one vector file or directory\n");
         return HSDR_EXIT_USAGE;
@@ -312,14 +232,18 @@ static void stages_string(unsigned s, char *buf, size_t n)
 
 static int cmd_list(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'}, HSDR_OPTION_HELP, {NULL, 0, NULL, 0}};
     int json = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
+    optind = 0;
+    for (int c; (c = hsdr_getopt("list", argc, argv, ":h", longopts)) != -1;) {
+        if (c == 'j')
             json = 1;
-        } else {
-            fprintf(stderr, "hsdr list: unknown argument '%s'\n", argv[i]);
-            return HSDR_EXIT_USAGE;
-        }
+        else
+            return hsdr_getopt_exit(c);
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hsdr list: unexpected argument '%s'\n", argv[optind]);
+        return HSDR_EXIT_USAGE;
     }
     char outs[128], stages[160];
     int w = (int)strlen("variant"); /* the name column fits the longest name */
@@ -358,18 +282,37 @@ static int cmd_list(int argc, char **argv)
     return HSDR_EXIT_OK;
 }
 
+/* 1 when s is a whole number as strtof reads it ("-3", "-inf"): an operand of encode, never an option. */
+static int is_number(const char *s)
+{
+    char *end;
+    (void)strtof(s, &end);
+    return end != s && *end == '\0';
+}
+
 static int cmd_encode(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"prescale", required_argument, NULL, 'p'}, HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     int automatic = 0;
     long e = 0;
-    int first = 0;
-    if (argc >= 2 && strcmp(argv[0], "--prescale") == 0) {
-        if (strcmp(argv[1], "auto") == 0)
-            automatic = 1;
-        else if (hsdr_parse_long("--prescale", argv[1], -1000, 1000, &e) != 0)
+    /* "+": the options come before the values, and a value that reads as a number ("-3") ends them ("--" too) */
+    optind = 0;
+    for (int c;;) {
+        const int next = optind ? optind : 1;
+        if (next < argc && is_number(argv[next])) {
+            optind = next;
+            break;
+        }
+        if ((c = hsdr_getopt("encode", argc, argv, "+:h", longopts)) == -1)
+            break;
+        if (c != 'p')
+            return hsdr_getopt_exit(c);
+        automatic = strcmp(optarg, "auto") == 0;
+        if (!automatic && hsdr_parse_long("--prescale", optarg, -1000, 1000, &e) != 0)
             return HSDR_EXIT_USAGE;
-        first = 2;
     }
+    const int first = optind;
     int n = argc - first;
     if (n <= 0) {
         fprintf(stderr, "hsdr encode: give values to encode\n");
@@ -412,74 +355,98 @@ out:
 
 static int cmd_states(int argc, char **argv)
 {
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"K", required_argument, NULL, 'K'},
+                                             {"vectors", required_argument, NULL, 'n'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     states_options opt = {.K = 5120, .vectors = 64, .seed = 1, .json = 0};
-    for (int i = 0; i < argc; i++) {
+    optind = 0;
+    for (int c; (c = hsdr_getopt("states", argc, argv, ":h", longopts)) != -1;) {
         long v;
-        if (strcmp(argv[i], "--json") == 0) {
+        if (c == 'j') {
             opt.json = 1;
-        } else if (i + 1 < argc && strcmp(argv[i], "--K") == 0) {
-            if (hsdr_parse_long("--K", argv[++i], 1024, 1 << 20, &v) != 0)
+        } else if (c == 'K') {
+            if (hsdr_parse_long("--K", optarg, 1024, 1 << 20, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.K = (int)v;
-        } else if (i + 1 < argc && strcmp(argv[i], "--vectors") == 0) {
-            if (hsdr_parse_long("--vectors", argv[++i], 1, 1 << 20, &v) != 0)
+        } else if (c == 'n') {
+            if (hsdr_parse_long("--vectors", optarg, 1, 1 << 20, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.vectors = (int)v;
-        } else if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) {
-            if (hsdr_parse_long("--seed", argv[++i], 0, 0x7fffffffL, &v) != 0)
+        } else if (c == 's') {
+            if (hsdr_parse_long("--seed", optarg, 0, 0x7fffffffL, &v) != 0)
                 return HSDR_EXIT_USAGE;
             opt.seed = (uint64_t)v;
         } else {
-            fprintf(stderr, "hsdr states: unknown or incomplete argument '%s'\n", argv[i]);
-            return HSDR_EXIT_USAGE;
+            return hsdr_getopt_exit(c);
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hsdr states: unexpected argument '%s'\n", argv[optind]);
+        return HSDR_EXIT_USAGE;
     }
     return hsdr_states_run(&opt, stdout) == 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
 }
 
+static int cmd_help(int argc, char **argv)
+{
+    static const struct option longopts[] = {HSDR_OPTION_HELP, {NULL, 0, NULL, 0}};
+    optind = 0;
+    for (int c; (c = hsdr_getopt("help", argc, argv, ":h", longopts)) != -1;)
+        return hsdr_getopt_exit(c);
+    if (optind == argc) {
+        hsdr_usage_overview(stdout);
+        return HSDR_EXIT_OK;
+    }
+    const hsdr_command *c = optind + 1 == argc ? hsdr_command_find(argv[optind]) : NULL;
+    if (!c) {
+        if (optind + 1 == argc)
+            fprintf(stderr, "hsdr help: unknown command '%s'\n", argv[optind]);
+        else
+            fprintf(stderr, "hsdr help: give one command (a second: '%s')\n", argv[optind + 1]);
+        fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("help")->synopsis);
+        return HSDR_EXIT_USAGE;
+    }
+    hsdr_usage_command(c, stdout);
+    return HSDR_EXIT_OK;
+}
+
+/* The command of each name of the table in cli.c (a name without a function here fails the test cli.help_all). */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"run", hsdr_cmd_run},         {"profile", hsdr_cmd_profile}, {"quality", hsdr_cmd_quality},
+    {"bandwidth", hsdr_cmd_bandwidth}, {"schema", hsdr_cmd_schema}, {"compare", hsdr_cmd_compare},
+    {"merge", hsdr_cmd_merge},     {"check", cmd_check},          {"list", cmd_list},
+    {"encode", cmd_encode},        {"states", cmd_states},        {"help", cmd_help},
+};
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stderr);
+        hsdr_usage_overview(stderr);
         return HSDR_EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (argc == 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) && strcmp(cmd, "schema") != 0 &&
-        command_help(cmd) == 0)
-        return HSDR_EXIT_OK;
-    hsdr_markers_init();
-    atexit(hsdr_markers_close);
-    if (strcmp(cmd, "run") == 0)
-        return hsdr_cmd_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "profile") == 0)
-        return hsdr_cmd_profile(argc - 2, argv + 2);
-    if (strcmp(cmd, "quality") == 0)
-        return hsdr_cmd_quality(argc - 2, argv + 2);
-    if (strcmp(cmd, "bandwidth") == 0)
-        return hsdr_cmd_bandwidth(argc - 2, argv + 2);
-    if (strcmp(cmd, "schema") == 0)
-        return hsdr_cmd_schema(argc - 2, argv + 2);
-    if (strcmp(cmd, "compare") == 0)
-        return hsdr_cmd_compare(argc - 2, argv + 2);
-    if (strcmp(cmd, "merge") == 0)
-        return hsdr_cmd_merge(argc - 2, argv + 2);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 2, argv + 2);
-    if (strcmp(cmd, "list") == 0)
-        return cmd_list(argc - 2, argv + 2);
-    if (strcmp(cmd, "encode") == 0)
-        return cmd_encode(argc - 2, argv + 2);
-    if (strcmp(cmd, "states") == 0)
-        return cmd_states(argc - 2, argv + 2);
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        usage(stdout);
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        hsdr_usage_overview(stdout);
         return HSDR_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("hsdr %s\n", HSDR_VERSION);
+        printf("%s\n", hsdr_version());
         return HSDR_EXIT_OK;
     }
-    fprintf(stderr, "hsdr: unknown command '%s'\n\n", cmd);
-    usage(stderr);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            hsdr_markers_init();
+            atexit(hsdr_markers_close);
+            /* argv[1] is the command: getopt_long reads argv[1..] and names the program in no message */
+            return commands[i].run(argc - 1, argv + 1);
+        }
+    fprintf(stderr, "hsdr: unknown %s '%s'\n\n", cmd[0] == '-' ? "option" : "command", cmd);
+    hsdr_usage_overview(stderr);
     return HSDR_EXIT_USAGE;
 }

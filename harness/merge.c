@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "breakeven.h"
+#include "cli.h"
 #include "results.h"
 #include "util.h"
 
@@ -63,41 +64,32 @@ static int write_fits(const char *out_dir, cJSON *const *rows, size_t n, int par
 
 static void merge_usage(void)
 {
-    fprintf(stderr, "usage: hsdr merge OUT_DIR IN.jsonl... [--base results]\n");
+    fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("merge")->synopsis);
 }
 
 int hsdr_cmd_merge(int argc, char **argv)
 {
-    const char *base = "results", *out_dir = NULL;
-    char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    int ninputs = 0;
-    if (!inputs)
-        return HSDR_EXIT_USAGE;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--base") == 0) {
-            if (i + 1 >= argc || !argv[i + 1][0] || strchr(argv[i + 1], '/')) {
-                fprintf(stderr, "hsdr merge: --base needs a file name without '/'\n");
-                free(inputs);
-                return HSDR_EXIT_USAGE;
-            }
-            base = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "hsdr merge: unknown option '%s'\n", argv[i]);
-            merge_usage();
-            free(inputs);
+    static const struct option longopts[] = {{"base", required_argument, NULL, 'b'}, HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
+    const char *base = "results";
+    optind = 0;
+    for (int c; (c = hsdr_getopt("merge", argc, argv, ":h", longopts)) != -1;) {
+        if (c != 'b')
+            return hsdr_getopt_exit(c);
+        if (!optarg[0] || strchr(optarg, '/')) {
+            fprintf(stderr, "hsdr merge: --base needs a file name without '/'\n");
             return HSDR_EXIT_USAGE;
-        } else if (!out_dir) {
-            out_dir = argv[i];
-        } else {
-            inputs[ninputs++] = argv[i];
         }
+        base = optarg;
     }
-    if (!out_dir || ninputs == 0) {
+    if (argc - optind < 2) {
         fprintf(stderr, "hsdr merge: give an output directory and at least one input file\n");
         merge_usage();
-        free(inputs);
         return HSDR_EXIT_USAGE;
     }
+    const char *out_dir = argv[optind];
+    char **inputs = argv + optind + 1;
+    const int ninputs = argc - optind - 1;
 
     int rc = HSDR_EXIT_USAGE;
     char err[1024];
@@ -187,6 +179,5 @@ out:
     free(file_n);
     free(all);
     free(kept);
-    free(inputs);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "bandwidth.h"
 #include "case.h"
+#include "cli.h"
 #include "inputs.h"
 #include "machine.h"
 #include "ptq1_0.h"
@@ -32,53 +33,62 @@ typedef struct {
     uint64_t seed;
 } profile_options;
 
+/* 0: options read; 1: --help printed; -1: a usage error (printed). */
 static int parse(int argc, char **argv, profile_options *o)
 {
+    static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
+                                             {"variants", required_argument, NULL, 'V'},
+                                             {"json", required_argument, NULL, 'j'},
+                                             {"dist", required_argument, NULL, 'd'},
+                                             {"tokens", required_argument, NULL, 'T'},
+                                             {"layers", required_argument, NULL, 'l'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             {"no-head", no_argument, NULL, 'H'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     *o = (profile_options){.tokens = 128, .layers = 4, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (strcmp(a, "--no-head") == 0) {
+    optind = 0;
+    for (int c; (c = hsdr_getopt("profile", argc, argv, ":h", longopts)) != -1;) {
+        const char *v = optarg;
+        if (c == 'H') {
             o->head = 0;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "hsdr profile: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        i++;
-        if (strcmp(a, "--model") == 0) {
+        } else if (c == 'm') {
             o->model = v;
-        } else if (strcmp(a, "--variants") == 0) {
+        } else if (c == 'V') {
             o->variants = v;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (c == 'j') {
             o->json_path = v;
-        } else if (strcmp(a, "--dist") == 0) {
+        } else if (c == 'd') {
             if (hsdr_dist_from_name(v, &o->dist) != 0) {
                 fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
                 return -1;
             }
-        } else if (strcmp(a, "--threads") == 0 && strcmp(v, "cores") == 0) {
+        } else if (c == 't' && strcmp(v, "cores") == 0) {
             o->threads = hsdr_machine_cores();
-        } else if (strcmp(a, "--tokens") == 0 || strcmp(a, "--layers") == 0 || strcmp(a, "--threads") == 0 ||
-                   strcmp(a, "--seed") == 0) {
+        } else if (c == 'T' || c == 'l' || c == 't' || c == 's') {
+            const char *name = c == 'T' ? "--tokens" : c == 'l' ? "--layers" : c == 't' ? "--threads" : "--seed";
+            char *end = NULL;
             long n = strtol(v, &end, 10);
             if (!*v || *end || n < 1 || n > 100000) {
-                fprintf(stderr, "hsdr profile: %s '%s': expected an integer in 1..100000\n", a, v);
+                fprintf(stderr, "hsdr profile: %s '%s': expected an integer in 1..100000\n", name, v);
                 return -1;
             }
-            if (a[2] == 't' && a[3] == 'o')
+            if (c == 'T')
                 o->tokens = (int)n;
-            else if (a[2] == 'l')
+            else if (c == 'l')
                 o->layers = (int)n;
-            else if (a[2] == 't')
+            else if (c == 't')
                 o->threads = (int)n;
             else
                 o->seed = (uint64_t)n;
         } else {
-            fprintf(stderr, "hsdr profile: unknown option '%s'\n", a);
-            return -1;
+            return c == HSDR_GETOPT_HELP ? 1 : -1;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hsdr profile: unexpected argument '%s'\n", argv[optind]);
+        return -1;
     }
     if (!o->model) {
         size_t n;
@@ -121,8 +131,9 @@ static int selected(const profile_options *o, const hsdr_variant *v)
 int hsdr_cmd_profile(int argc, char **argv)
 {
     profile_options o;
-    if (parse(argc, argv, &o) != 0)
-        return HSDR_EXIT_USAGE;
+    const int parsed = parse(argc, argv, &o);
+    if (parsed != 0)
+        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     const hsdr_model *model = hsdr_model_find(o.model);
     if (!model) {
         fprintf(stderr, "hsdr profile: unknown model '%s'\n", o.model);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "case.h"
+#include "cli.h"
 #include "fp16.h"
 #include "hadamard.h"
 #include "inputs.h"
@@ -78,59 +79,71 @@ typedef struct {
 
 /* ---------------------------------------------------------------- options */
 
+/* 0: options read; 1: --help printed; -1: a usage error (printed). */
 static int parse(int argc, char **argv, quality_options *o)
 {
+    static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
+                                             {"variants", required_argument, NULL, 'V'},
+                                             {"json", required_argument, NULL, 'j'},
+                                             {"flns", required_argument, NULL, 'F'},
+                                             {"layers", required_argument, NULL, 'l'},
+                                             {"seeds", required_argument, NULL, 'S'},
+                                             {"tokens", required_argument, NULL, 'T'},
+                                             {"vocab", required_argument, NULL, 'v'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"seed", required_argument, NULL, 's'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     *o = (quality_options){.model = "bonsai2-27b", .layers = 2, .seeds = 4, .tokens = 2, .vocab = 0,
                            .threads = hsdr_machine_cores(), .F = 8, .b = 12, .seed = 1};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v) {
-            fprintf(stderr, "hsdr quality: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        i++;
+    optind = 0;
+    for (int c; (c = hsdr_getopt("quality", argc, argv, ":h", longopts)) != -1;) {
+        const char *v = optarg;
         long n = 0;
-        if (strcmp(a, "--model") == 0) {
+        if (c == 'm') {
             o->model = v;
-        } else if (strcmp(a, "--variants") == 0) {
+        } else if (c == 'V') {
             o->variants = v;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (c == 'j') {
             o->json_path = v;
-        } else if (strcmp(a, "--flns") == 0) {
+        } else if (c == 'F') {
             int F, b, used = 0;
             if (sscanf(v, "%d,%d%n", &F, &b, &used) != 2 || v[used] || F < 0 || F > 16 || b < 1 || b > 30) {
                 fprintf(stderr, "hsdr quality: --flns '%s': expected F,b (F in 0..16, b in 1..30)\n", v);
                 return -1;
             }
             o->F = F, o->b = b;
-        } else if (strcmp(a, "--layers") == 0) {
-            if (hsdr_parse_long(a, v, 1, 64, &n) != 0)
+        } else if (c == 'l') {
+            if (hsdr_parse_long("--layers", v, 1, 64, &n) != 0)
                 return -1;
             o->layers = (int)n;
-        } else if (strcmp(a, "--seeds") == 0) {
-            if (hsdr_parse_long(a, v, 1, 10000, &n) != 0)
+        } else if (c == 'S') {
+            if (hsdr_parse_long("--seeds", v, 1, 10000, &n) != 0)
                 return -1;
             o->seeds = (int)n;
-        } else if (strcmp(a, "--tokens") == 0) {
-            if (hsdr_parse_long(a, v, 1, 10000, &n) != 0)
+        } else if (c == 'T') {
+            if (hsdr_parse_long("--tokens", v, 1, 10000, &n) != 0)
                 return -1;
             o->tokens = (int)n;
-        } else if (strcmp(a, "--vocab") == 0) {
-            if (hsdr_parse_long(a, v, 2, 1 << 24, &n) != 0)
+        } else if (c == 'v') {
+            if (hsdr_parse_long("--vocab", v, 2, 1 << 24, &n) != 0)
                 return -1;
             o->vocab = (int)n;
-        } else if (strcmp(a, "--threads") == 0) {
-            if (hsdr_parse_long(a, v, 1, 1024, &n) != 0)
+        } else if (c == 't') {
+            if (hsdr_parse_long("--threads", v, 1, 1024, &n) != 0)
                 return -1;
             o->threads = (int)n;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (hsdr_parse_long(a, v, 0, 0x7fffffffL, &n) != 0)
+        } else if (c == 's') {
+            if (hsdr_parse_long("--seed", v, 0, 0x7fffffffL, &n) != 0)
                 return -1;
             o->seed = (uint64_t)n;
         } else {
-            fprintf(stderr, "hsdr quality: unknown option '%s'\n", a);
-            return -1;
+            return c == HSDR_GETOPT_HELP ? 1 : -1;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hsdr quality: unexpected argument '%s'\n", argv[optind]);
+        return -1;
     }
     return 0;
 }
@@ -665,8 +678,9 @@ static void record(quality_run *q, path *p, const double *lo, const double *lg, 
 int hsdr_cmd_quality(int argc, char **argv)
 {
     quality_run q = {0};
-    if (parse(argc, argv, &q.o) != 0)
-        return HSDR_EXIT_USAGE;
+    const int parsed = parse(argc, argv, &q.o);
+    if (parsed != 0)
+        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     q.model = hsdr_model_find(q.o.model);
     const hsdr_gemv_shape *ffn = q.model ? hsdr_model_tensor(q.model, "ffn_gate") : NULL; /* (hidden, ffn) */
     if (!ffn) {

@@ -13,6 +13,7 @@
 #include "bandwidth.h"
 #include "breakeven.h"
 #include "case.h"
+#include "cli.h"
 #include "inputs.h"
 #include "machine.h"
 #include "matrix.h"
@@ -773,62 +774,69 @@ static void print_summary(cJSON **rows, size_t n, const cJSON *be)
 
 /* ---- the command ---- */
 
+/* 0: options read; 1: --help printed; -1: a usage error (printed). */
 static int parse_args(int argc, char **argv, run_options *o)
 {
+    static const struct option longopts[] = {{"filter", required_argument, NULL, 'f'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"shard", required_argument, NULL, 'S'},
+                                             {"set", required_argument, NULL, 's'},
+                                             {"stages", required_argument, NULL, 't'},
+                                             {"dry-run", no_argument, NULL, 'n'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"resume", no_argument, NULL, 'r'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
     static const char *sets[64];
     *o = (run_options){.matrix_path = NULL, .out_dir = "results/latest", .shard_i = 0, .shard_n = 1, .sets = sets};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--filter") == 0 && has) {
-            o->filter = argv[++i];
-        } else if (strcmp(a, "--out") == 0 && has) {
-            o->out_dir = argv[++i];
-        } else if (strcmp(a, "--shard") == 0 && has) {
+    optind = 0;
+    for (int c; (c = hsdr_getopt("run", argc, argv, ":h", longopts)) != -1;) {
+        if (c == 'f') {
+            o->filter = optarg;
+        } else if (c == 'o') {
+            o->out_dir = optarg;
+        } else if (c == 'S') {
             char tail;
-            if (sscanf(argv[++i], "%d/%d%c", &o->shard_i, &o->shard_n, &tail) != 2 || o->shard_n < 1 ||
+            if (sscanf(optarg, "%d/%d%c", &o->shard_i, &o->shard_n, &tail) != 2 || o->shard_n < 1 ||
                 o->shard_i < 0 || o->shard_i >= o->shard_n) {
-                fprintf(stderr, "hsdr run: --shard '%s': expected i/n with 0 <= i < n\n", argv[i]);
+                fprintf(stderr, "hsdr run: --shard '%s': expected i/n with 0 <= i < n\n", optarg);
                 return -1;
             }
-        } else if (strcmp(a, "--set") == 0 && has) {
+        } else if (c == 's') {
             if (o->nsets == 64) {
                 fprintf(stderr, "hsdr run: too many --set options\n");
                 return -1;
             }
-            sets[o->nsets++] = argv[++i];
-        } else if (strcmp(a, "--stages") == 0 && has) {
-            const char *s = argv[++i];
-            if (strcmp(s, "both") == 0)
+            sets[o->nsets++] = optarg;
+        } else if (c == 't') {
+            const char *v = optarg;
+            if (strcmp(v, "both") == 0)
                 o->stages = STAGES_BOTH;
-            else if (strcmp(s, "alone") == 0)
+            else if (strcmp(v, "alone") == 0)
                 o->stages = STAGES_ALONE;
-            else if (strcmp(s, "ablation") == 0)
+            else if (strcmp(v, "ablation") == 0)
                 o->stages = STAGES_ABLATION;
-            else if (strcmp(s, "none") == 0)
+            else if (strcmp(v, "none") == 0)
                 o->stages = STAGES_NONE;
             else {
-                fprintf(stderr, "hsdr run: --stages '%s': expected both, alone, ablation or none\n", s);
+                fprintf(stderr, "hsdr run: --stages '%s': expected both, alone, ablation or none\n", v);
                 return -1;
             }
-        } else if (strcmp(a, "--dry-run") == 0) {
+        } else if (c == 'n') {
             o->dry_run = 1;
-        } else if (strcmp(a, "--quiet") == 0) {
+        } else if (c == 'q') {
             o->quiet = 1;
-        } else if (strcmp(a, "--resume") == 0) {
+        } else if (c == 'r') {
             o->resume = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "hsdr run: unknown or incomplete option '%s'\n", a);
-            return -1;
-        } else if (!o->matrix_path) {
-            o->matrix_path = a;
         } else {
-            fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", o->matrix_path, a);
-            return -1;
+            return c == HSDR_GETOPT_HELP ? 1 : -1;
         }
     }
-    if (!o->matrix_path)
-        o->matrix_path = "matrix.yaml";
+    if (argc - optind > 1) {
+        fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", argv[optind], argv[optind + 1]);
+        return -1;
+    }
+    o->matrix_path = optind < argc ? argv[optind] : "matrix.yaml";
     return 0;
 }
 
@@ -904,12 +912,13 @@ static const char *signal_name(int sig)
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
 }
 
-/* The command line that continues this run: the same arguments, shell-quoted where needed, plus --resume. */
+/* The command line that continues this run: the same arguments (argv[1..]), shell-quoted where needed, plus
+ * --resume. */
 static void resume_command(int argc, char **argv, char *buf, size_t n)
 {
     size_t len = (size_t)snprintf(buf, n, "hsdr run");
     int has_resume = 0;
-    for (int i = 0; i < argc && len < n; i++) {
+    for (int i = 1; i < argc && len < n; i++) {
         const char *a = argv[i];
         has_resume |= strcmp(a, "--resume") == 0;
         int plain = *a != '\0';
@@ -1156,9 +1165,18 @@ static int write_interrupted(const char *out_dir, cJSON **rows, size_t done, siz
 
 int hsdr_cmd_run(int argc, char **argv)
 {
-    run_options opt;
-    if (parse_args(argc, argv, &opt) != 0)
+    /* getopt_long permutes the array it reads: a copy, so that the resume command repeats argv as given */
+    char **permuted = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!permuted) {
+        fprintf(stderr, "hsdr run: out of memory\n");
         return HSDR_EXIT_USAGE;
+    }
+    memcpy(permuted, argv, sizeof(char *) * (size_t)(argc + 1));
+    run_options opt;
+    const int parsed = parse_args(argc, permuted, &opt);
+    free(permuted);
+    if (parsed != 0)
+        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     char err[1024];
     hsdr_matrix_spec *spec = NULL;
     if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "kernel.h"
 #include "util.h"
 
@@ -389,20 +390,26 @@ static int print_json(void)
 
 int hsdr_cmd_schema(int argc, char **argv)
 {
-    const char *how = argc > 0 ? argv[0] : "";
-    if (argc > 1 || (argc == 1 && strcmp(how, "--json") != 0 && strcmp(how, "--markdown") != 0 &&
-                     strcmp(how, "--csv") != 0 && strcmp(how, "--help") != 0 && strcmp(how, "-h") != 0)) {
-        fprintf(stderr, "hsdr schema: unknown argument '%s'\nusage: hsdr schema [--json | --markdown | --csv]\n",
-                argc > 1 ? argv[1] : how);
-        return HSDR_EXIT_USAGE;
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"markdown", no_argument, NULL, 'm'},
+                                             {"csv", no_argument, NULL, 'c'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
+    const char *how = "";
+    optind = 0;
+    for (int c; (c = hsdr_getopt("schema", argc, argv, ":h", longopts)) != -1;) {
+        if (c != 'j' && c != 'm' && c != 'c')
+            return hsdr_getopt_exit(c);
+        if (how[0]) {
+            fprintf(stderr, "hsdr schema: give one of --json, --markdown, --csv (a second: '%s')\n", argv[optind - 1]);
+            fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("schema")->synopsis);
+            return HSDR_EXIT_USAGE;
+        }
+        how = c == 'j' ? "--json" : c == 'm' ? "--markdown" : "--csv";
     }
-    if (strcmp(how, "--help") == 0 || strcmp(how, "-h") == 0) {
-        printf("usage: hsdr schema [--json | --markdown | --csv]\n"
-               "The fields of a result row (schema " HSDR_RESULTS_SCHEMA "): path, type, unit, presence, meaning.\n"
-               "  --json      as JSON (plots/results_schema.json is this output)\n"
-               "  --markdown  the field table of docs/results-schema.md\n"
-               "  --csv       the CSV mirror's header line\n");
-        return HSDR_EXIT_OK;
+    if (optind < argc) {
+        fprintf(stderr, "hsdr schema: unexpected argument '%s'\n", argv[optind]);
+        return HSDR_EXIT_USAGE;
     }
     if (strcmp(how, "--json") == 0)
         return print_json();
