@@ -636,53 +636,32 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
     return rc;
 }
 
-int hsdr_cmd_bandwidth(int argc, char **argv)
+int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
 {
-    const char *backend = NULL;
-    int threads[MAX_LIST], nthreads_list = 0, json = 0;
+    const char *backend = o->backend && strcmp(o->backend, "cpu") != 0 ? o->backend : NULL;
+    const int json = o->json;
+    int threads[MAX_LIST], nthreads_list = 0;
     size_item sizes[MAX_LIST];
     int nsizes = 0;
     hsdr_mode modes[2] = {HSDR_MODE_HOT, HSDR_MODE_COLD};
     int nmodes = 2;
     char *items[MAX_LIST];
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"sizes", required_argument, NULL, 's'},
-                                             {"mode", required_argument, NULL, 'm'},
-                                             {"backend", required_argument, NULL, 'b'},
-                                             HSDR_OPTION_HELP,
-                                             {NULL, 0, NULL, 0}};
-    optind = 0;
-    for (int c; (c = hsdr_getopt("bandwidth", argc, argv, ":h", longopts)) != -1;) {
-        const char *opt = c == 't' ? "--threads" : "--sizes";
-        char *value = optarg;
-        if (c == 'j') {
-            json = 1;
+    if (o->mode && strcmp(o->mode, "both") != 0) {
+        if (hsdr_mode_from_name(o->mode, &modes[0]) != 0)
+            return usage_error("--mode: '%s' is not hot, cold or both", o->mode);
+        nmodes = 1;
+    }
+    for (int list = 0; list < 2; list++) {
+        const char *opt = list == 0 ? "--threads" : "--sizes", *value = list == 0 ? o->threads : o->sizes;
+        if (!value)
             continue;
-        }
-        if (c == 'b') {
-            backend = strcmp(value, "cpu") == 0 ? NULL : value;
-            continue;
-        }
-        if (c == 'm') {
-            if (strcmp(value, "both") == 0) {
-                nmodes = 2;
-            } else if (hsdr_mode_from_name(value, &modes[0]) == 0) {
-                nmodes = 1;
-            } else {
-                return usage_error("--mode: '%s' is not hot, cold or both", value);
-            }
-            continue;
-        }
-        if (c != 't' && c != 's')
-            return hsdr_getopt_exit(c);
         char copy[1024];
         snprintf(copy, sizeof copy, "%s", value);
         int n = split_list(copy, items);
         if (n < 0)
             return usage_error("%s: '%s' is not a comma-separated list (at most 64 items, none empty)", opt, value);
         for (int k = 0; k < n; k++) {
-            if (c == 't') {
+            if (list == 0) {
                 char *end;
                 errno = 0;
                 long v = strtol(items[k], &end, 10);
@@ -698,13 +677,11 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                 sizes[k] = (size_item){b, NULL};
             }
         }
-        if (c == 't')
+        if (list == 0)
             nthreads_list = n;
         else
             nsizes = n;
     }
-    if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
     if (backend) {
         if (nsizes == 0) { /* one 5120 x 17408 GEMV's bytes, 8 times that, and 1 GiB */
             static const size_t defaults[] = {19496960, 155975680, (size_t)1 << 30};

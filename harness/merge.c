@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "breakeven.h"
-#include "cli.h"
 #include "results.h"
 #include "util.h"
 
@@ -62,35 +61,8 @@ static int write_fits(const char *out_dir, cJSON *const *rows, size_t n, int par
     return rc;
 }
 
-static void merge_usage(void)
+int hsdr_merge(const char *out_dir, const char *base, char *const *inputs, int ninputs)
 {
-    fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("merge")->synopsis);
-}
-
-int hsdr_cmd_merge(int argc, char **argv)
-{
-    static const struct option longopts[] = {{"base", required_argument, NULL, 'b'}, HSDR_OPTION_HELP,
-                                             {NULL, 0, NULL, 0}};
-    const char *base = "results";
-    optind = 0;
-    for (int c; (c = hsdr_getopt("merge", argc, argv, ":h", longopts)) != -1;) {
-        if (c != 'b')
-            return hsdr_getopt_exit(c);
-        if (!optarg[0] || strchr(optarg, '/')) {
-            fprintf(stderr, "hsdr merge: --base needs a file name without '/'\n");
-            return HSDR_EXIT_USAGE;
-        }
-        base = optarg;
-    }
-    if (argc - optind < 2) {
-        fprintf(stderr, "hsdr merge: give an output directory and at least one input file\n");
-        merge_usage();
-        return HSDR_EXIT_USAGE;
-    }
-    const char *out_dir = argv[optind];
-    char **inputs = argv + optind + 1;
-    const int ninputs = argc - optind - 1;
-
     int rc = HSDR_EXIT_USAGE;
     char err[1024];
     cJSON ***file_rows = calloc((size_t)ninputs, sizeof *file_rows);

@@ -8,7 +8,6 @@
 
 #include "bandwidth.h"
 #include "case.h"
-#include "cli.h"
 #include "inputs.h"
 #include "machine.h"
 #include "ptq1_0.h"
@@ -25,82 +24,6 @@ typedef struct {
     uint8_t *W;
     hsdr_dist dist; /* the requested distribution, or gaussian where bonsai's WHT-1024 fold cannot apply */
 } gemv;
-
-typedef struct {
-    const char *model, *variants, *json_path;
-    int tokens, layers, threads, head;
-    hsdr_dist dist;
-    uint64_t seed;
-} profile_options;
-
-/* 0: options read; 1: --help printed; -1: a usage error (printed). */
-static int parse(int argc, char **argv, profile_options *o)
-{
-    static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
-                                             {"variants", required_argument, NULL, 'V'},
-                                             {"json", required_argument, NULL, 'j'},
-                                             {"dist", required_argument, NULL, 'd'},
-                                             {"tokens", required_argument, NULL, 'T'},
-                                             {"layers", required_argument, NULL, 'l'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             {"no-head", no_argument, NULL, 'H'},
-                                             HSDR_OPTION_HELP,
-                                             {NULL, 0, NULL, 0}};
-    *o = (profile_options){.tokens = 128, .layers = 4, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
-    optind = 0;
-    for (int c; (c = hsdr_getopt("profile", argc, argv, ":h", longopts)) != -1;) {
-        const char *v = optarg;
-        if (c == 'H') {
-            o->head = 0;
-        } else if (c == 'm') {
-            o->model = v;
-        } else if (c == 'V') {
-            o->variants = v;
-        } else if (c == 'j') {
-            o->json_path = v;
-        } else if (c == 'd') {
-            if (hsdr_dist_from_name(v, &o->dist) != 0) {
-                fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
-                return -1;
-            }
-        } else if (c == 't' && strcmp(v, "cores") == 0) {
-            o->threads = hsdr_machine_cores();
-        } else if (c == 'T' || c == 'l' || c == 't' || c == 's') {
-            const char *name = c == 'T' ? "--tokens" : c == 'l' ? "--layers" : c == 't' ? "--threads" : "--seed";
-            char *end = NULL;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 1 || n > 100000) {
-                fprintf(stderr, "hsdr profile: %s '%s': expected an integer in 1..100000\n", name, v);
-                return -1;
-            }
-            if (c == 'T')
-                o->tokens = (int)n;
-            else if (c == 'l')
-                o->layers = (int)n;
-            else if (c == 't')
-                o->threads = (int)n;
-            else
-                o->seed = (uint64_t)n;
-        } else {
-            return c == HSDR_GETOPT_HELP ? 1 : -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "hsdr profile: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    if (!o->model) {
-        size_t n;
-        const hsdr_model *ms = hsdr_models(&n);
-        fprintf(stderr, "hsdr profile: --model is required (");
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, "%s%s", i ? ", " : "", ms[i].name);
-        fprintf(stderr, ")\n");
-        return -1;
-    }
-    return 0;
-}
 
 /* The untimed work of a token's GEMV before its launch: fresh activations of its distribution into the shared x
  * (a device variant uploads them). */
@@ -121,19 +44,16 @@ static int fresh_activations(hsdr_subject *s)
 }
 
 /* Variants to profile: a comma list of names/globs, default every benchmarkable variant available here. */
-static int selected(const profile_options *o, const hsdr_variant *v)
+static int selected(const hsdr_profile_options *o, const hsdr_variant *v)
 {
     if (!hsdr_variant_timed(v) || hsdr_variant_unavailable(v))
         return 0;
     return !o->variants || hsdr_glob_list_match(o->variants, v->name);
 }
 
-int hsdr_cmd_profile(int argc, char **argv)
+int hsdr_profile(const hsdr_profile_options *options)
 {
-    profile_options o;
-    const int parsed = parse(argc, argv, &o);
-    if (parsed != 0)
-        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
+    hsdr_profile_options o = *options;
     const hsdr_model *model = hsdr_model_find(o.model);
     if (!model) {
         fprintf(stderr, "hsdr profile: unknown model '%s'\n", o.model);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "case.h"
-#include "cli.h"
 #include "fp16.h"
 #include "hadamard.h"
 #include "inputs.h"
@@ -29,12 +28,6 @@
 #define RMS_EPS 1e-6
 #define GAIN_ROWS 64                 /* rows whose energy sets a tensor's gain (rows are i.i.d.) */
 #define STATESET_R 32                /* rows per activation state set (cuda.stateset takes at most 32): no output changes */
-
-typedef struct {
-    const char *model, *variants, *json_path;
-    int layers, seeds, tokens, vocab, threads, F, b;
-    uint64_t seed;
-} quality_options;
 
 typedef struct {
     int K, N;
@@ -66,7 +59,7 @@ typedef struct {
 } path;
 
 typedef struct {
-    quality_options o;
+    hsdr_quality_options o;
     const hsdr_model *model;
     int H, F;                  /* the model's hidden and FFN widths */
     hsdr_pool *pool;
@@ -79,75 +72,6 @@ typedef struct {
 
 /* ---------------------------------------------------------------- options */
 
-/* 0: options read; 1: --help printed; -1: a usage error (printed). */
-static int parse(int argc, char **argv, quality_options *o)
-{
-    static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
-                                             {"variants", required_argument, NULL, 'V'},
-                                             {"json", required_argument, NULL, 'j'},
-                                             {"flns", required_argument, NULL, 'F'},
-                                             {"layers", required_argument, NULL, 'l'},
-                                             {"seeds", required_argument, NULL, 'S'},
-                                             {"tokens", required_argument, NULL, 'T'},
-                                             {"vocab", required_argument, NULL, 'v'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"seed", required_argument, NULL, 's'},
-                                             HSDR_OPTION_HELP,
-                                             {NULL, 0, NULL, 0}};
-    *o = (quality_options){.model = "bonsai2-27b", .layers = 2, .seeds = 4, .tokens = 2, .vocab = 0,
-                           .threads = hsdr_machine_cores(), .F = 8, .b = 12, .seed = 1};
-    optind = 0;
-    for (int c; (c = hsdr_getopt("quality", argc, argv, ":h", longopts)) != -1;) {
-        const char *v = optarg;
-        long n = 0;
-        if (c == 'm') {
-            o->model = v;
-        } else if (c == 'V') {
-            o->variants = v;
-        } else if (c == 'j') {
-            o->json_path = v;
-        } else if (c == 'F') {
-            int F, b, used = 0;
-            if (sscanf(v, "%d,%d%n", &F, &b, &used) != 2 || v[used] || F < 0 || F > 16 || b < 1 || b > 30) {
-                fprintf(stderr, "hsdr quality: --flns '%s': expected F,b (F in 0..16, b in 1..30)\n", v);
-                return -1;
-            }
-            o->F = F, o->b = b;
-        } else if (c == 'l') {
-            if (hsdr_parse_long("--layers", v, 1, 64, &n) != 0)
-                return -1;
-            o->layers = (int)n;
-        } else if (c == 'S') {
-            if (hsdr_parse_long("--seeds", v, 1, 10000, &n) != 0)
-                return -1;
-            o->seeds = (int)n;
-        } else if (c == 'T') {
-            if (hsdr_parse_long("--tokens", v, 1, 10000, &n) != 0)
-                return -1;
-            o->tokens = (int)n;
-        } else if (c == 'v') {
-            if (hsdr_parse_long("--vocab", v, 2, 1 << 24, &n) != 0)
-                return -1;
-            o->vocab = (int)n;
-        } else if (c == 't') {
-            if (hsdr_parse_long("--threads", v, 1, 1024, &n) != 0)
-                return -1;
-            o->threads = (int)n;
-        } else if (c == 's') {
-            if (hsdr_parse_long("--seed", v, 0, 0x7fffffffL, &n) != 0)
-                return -1;
-            o->seed = (uint64_t)n;
-        } else {
-            return c == HSDR_GETOPT_HELP ? 1 : -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "hsdr quality: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    return 0;
-}
-
 /* Default paths: one variant per family with distinct numerics (production Q8_0, direct LNS8, fLNS, Q15.16), the
  * CPU kernel where it runs here, else the reference. The state-set families compute direct's exact A[8] and are
  * left out by default (select them with --variants). */
@@ -158,7 +82,7 @@ static int runnable(const hsdr_variant *v)
     return hsdr_variant_timed(v) && !hsdr_variant_unavailable(v);
 }
 
-static int select_paths(const quality_options *o, path **out, int *count)
+static int select_paths(const hsdr_quality_options *o, path **out, int *count)
 {
     path *p = calloc(hsdr_registry_count + 1, sizeof *p);
     if (!p)
@@ -196,7 +120,7 @@ static int select_paths(const quality_options *o, path **out, int *count)
     return 0;
 }
 
-static const char *activations_of(const path *p, char *buf, size_t n, const quality_options *o)
+static const char *activations_of(const path *p, char *buf, size_t n, const hsdr_quality_options *o)
 {
     if (!p->v)
         snprintf(buf, n, "fp32 (not quantized), double-double GEMV");
@@ -675,12 +599,9 @@ static void record(quality_run *q, path *p, const double *lo, const double *lg, 
     p->top1[s] = argmax(lg, n->V) == argmax(ex_lg, n->V);
 }
 
-int hsdr_cmd_quality(int argc, char **argv)
+int hsdr_quality(const hsdr_quality_options *o)
 {
-    quality_run q = {0};
-    const int parsed = parse(argc, argv, &q.o);
-    if (parsed != 0)
-        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
+    quality_run q = {.o = *o};
     q.model = hsdr_model_find(q.o.model);
     const hsdr_gemv_shape *ffn = q.model ? hsdr_model_tensor(q.model, "ffn_gate") : NULL; /* (hidden, ffn) */
     if (!ffn) {

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "kernel.h"
 #include "util.h"
 
@@ -388,29 +387,8 @@ static int print_json(void)
     return rc;
 }
 
-int hsdr_cmd_schema(int argc, char **argv)
+int hsdr_schema_print(const char *how)
 {
-    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
-                                             {"markdown", no_argument, NULL, 'm'},
-                                             {"csv", no_argument, NULL, 'c'},
-                                             HSDR_OPTION_HELP,
-                                             {NULL, 0, NULL, 0}};
-    const char *how = "";
-    optind = 0;
-    for (int c; (c = hsdr_getopt("schema", argc, argv, ":h", longopts)) != -1;) {
-        if (c != 'j' && c != 'm' && c != 'c')
-            return hsdr_getopt_exit(c);
-        if (how[0]) {
-            fprintf(stderr, "hsdr schema: give one of --json, --markdown, --csv (a second: '%s')\n", argv[optind - 1]);
-            fprintf(stderr, "usage: hsdr %s\n", hsdr_command_find("schema")->synopsis);
-            return HSDR_EXIT_USAGE;
-        }
-        how = c == 'j' ? "--json" : c == 'm' ? "--markdown" : "--csv";
-    }
-    if (optind < argc) {
-        fprintf(stderr, "hsdr schema: unexpected argument '%s'\n", argv[optind]);
-        return HSDR_EXIT_USAGE;
-    }
     if (strcmp(how, "--json") == 0)
         return print_json();
     if (strcmp(how, "--markdown") == 0) {
