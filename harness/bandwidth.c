@@ -18,6 +18,7 @@
 #define HSDR_BW_X86 1
 #endif
 
+#include "cli.h"
 #include "kernel.h"
 #include "machine.h"
 #include "results.h"
@@ -579,8 +580,7 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     fprintf(stderr, "hsdr bandwidth: ");
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nusage: hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] "
-                    "[--backend cpu|cuda|vulkan] [--json]\n");
+    fprintf(stderr, "\nusage: hsdr %s\n", hsdr_command_find("bandwidth")->synopsis);
     return HSDR_EXIT_USAGE;
 }
 
@@ -636,48 +636,32 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
     return rc;
 }
 
-int hsdr_cmd_bandwidth(int argc, char **argv)
+int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
 {
-    const char *backend = NULL;
-    int threads[MAX_LIST], nthreads_list = 0, json = 0;
+    const char *backend = o->backend && strcmp(o->backend, "cpu") != 0 ? o->backend : NULL;
+    const int json = o->json;
+    int threads[MAX_LIST], nthreads_list = 0;
     size_item sizes[MAX_LIST];
     int nsizes = 0;
     hsdr_mode modes[2] = {HSDR_MODE_HOT, HSDR_MODE_COLD};
     int nmodes = 2;
     char *items[MAX_LIST];
-    for (int i = 0; i < argc; i++) {
-        const char *opt = argv[i];
-        if (strcmp(opt, "--json") == 0) {
-            json = 1;
+    if (o->mode && strcmp(o->mode, "both") != 0) {
+        if (hsdr_mode_from_name(o->mode, &modes[0]) != 0)
+            return usage_error("--mode: '%s' is not hot, cold or both", o->mode);
+        nmodes = 1;
+    }
+    for (int list = 0; list < 2; list++) {
+        const char *opt = list == 0 ? "--threads" : "--sizes", *value = list == 0 ? o->threads : o->sizes;
+        if (!value)
             continue;
-        }
-        if (strcmp(opt, "--threads") != 0 && strcmp(opt, "--sizes") != 0 && strcmp(opt, "--mode") != 0 &&
-            strcmp(opt, "--backend") != 0)
-            return usage_error("unknown argument '%s'", opt);
-        if (i + 1 >= argc)
-            return usage_error("%s needs a value", opt);
-        char *value = argv[++i];
-        if (strcmp(opt, "--backend") == 0) {
-            backend = strcmp(value, "cpu") == 0 ? NULL : value;
-            continue;
-        }
-        if (strcmp(opt, "--mode") == 0) {
-            if (strcmp(value, "both") == 0) {
-                nmodes = 2;
-            } else if (hsdr_mode_from_name(value, &modes[0]) == 0) {
-                nmodes = 1;
-            } else {
-                return usage_error("--mode: '%s' is not hot, cold or both", value);
-            }
-            continue;
-        }
         char copy[1024];
         snprintf(copy, sizeof copy, "%s", value);
         int n = split_list(copy, items);
         if (n < 0)
             return usage_error("%s: '%s' is not a comma-separated list (at most 64 items, none empty)", opt, value);
         for (int k = 0; k < n; k++) {
-            if (opt[2] == 't') {
+            if (list == 0) {
                 char *end;
                 errno = 0;
                 long v = strtol(items[k], &end, 10);
@@ -693,7 +677,7 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                 sizes[k] = (size_item){b, NULL};
             }
         }
-        if (opt[2] == 't')
+        if (list == 0)
             nthreads_list = n;
         else
             nsizes = n;

@@ -1,5 +1,5 @@
 /* Measured read bandwidth: the roofline ceiling every time is compared with (bytes floor = bytes / ceiling), and the
- * `hsdr bandwidth` command.
+ * `hsdr bandwidth` report.
  *
  * A working set of `bytes` is split evenly over the pool's threads, each reading its contiguous part (64-byte
  * aligned) with a streaming sum over 32-byte lanes (AVX2 when the CPU has it, chosen at run time; else portable C).
@@ -68,8 +68,16 @@ uint64_t hsdr_bw_read_sum(const void *buf, size_t bytes, int kernel);
 /* "avx2" or "portable": the kernel chosen at run time. */
 const char *hsdr_bw_kernel_name(void);
 
-/* `hsdr bandwidth [--threads 1,2] [--sizes 32K,256K,4M,64M,256M] [--mode hot|cold|both] [--json]`: 0, 1 when a
- * measurement failed (out of memory), 2 on bad arguments. */
-int hsdr_cmd_bandwidth(int argc, char **argv);
+/* What `hsdr bandwidth` measures (harness/cmd/bandwidth.c reads the options); NULL: the default. */
+typedef struct {
+    const char *threads; /* comma list of thread counts (default 1 .. the logical CPUs) */
+    const char *sizes;   /* comma list of sizes, K/M/G suffixes (default half of each cache level, and 256M) */
+    const char *mode;    /* hot, cold or both (default) */
+    const char *backend; /* cpu (default) or a device backend */
+    int json;
+} hsdr_bandwidth_options;
+/* The bandwidth table (or JSON rows) of o: 0, 1 when a measurement failed (out of memory), 2 on a bad value (the
+ * message names the option and the value). */
+int hsdr_bandwidth_report(const hsdr_bandwidth_options *o);
 
 #endif

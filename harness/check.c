@@ -6,10 +6,13 @@
  *   q15_16 within 1 (|d 2^e| <= 4) or 1 + |d 2^e| / 8 per group, summed over a row's groups. */
 #include "check.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fp16.h"
 #include "hsdr.h"
@@ -345,4 +348,156 @@ void hsdr_check_file(const vec_file *f, const check_options *opt, check_totals *
     fprintf(out, "%s: %zu cases, %ld checks passed, %ld failed\n", f->path, f->ncases, passed, failed);
     totals->passed += passed;
     totals->failed += failed;
+}
+
+/* ---- the files of the command line ---- */
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Expand PATHs: files as given, directories into their *.json files (sorted). */
+static int expand_paths(char *const *args, int nargs, char ***out, int *nout)
+{
+    char **list = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < nargs; i++) {
+        struct stat st;
+        if (stat(args[i], &st) != 0) {
+            fprintf(stderr, "hsdr check: %s: %s\n", args[i], strerror(errno));
+            goto fail;
+        }
+        char **found = NULL;
+        int nfound = 0;
+        if (S_ISDIR(st.st_mode)) {
+            DIR *d = opendir(args[i]);
+            if (!d) {
+                fprintf(stderr, "hsdr check: %s: %s\n", args[i], strerror(errno));
+                goto fail;
+            }
+            struct dirent *de;
+            while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".json"))
+                    continue;
+                char **g = realloc(found, sizeof(char *) * (size_t)(nfound + 1));
+                size_t len = strlen(args[i]) + strlen(de->d_name) + 2;
+                char *p = malloc(len);
+                if (!g || !p) {
+                    free(p);
+                    free(g ? g : found);
+                    closedir(d);
+                    goto fail;
+                }
+                found = g;
+                snprintf(p, len, "%s%s%s", args[i], has_suffix(args[i], "/") ? "" : "/", de->d_name);
+                found[nfound++] = p;
+            }
+            closedir(d);
+            if (nfound == 0) {
+                fprintf(stderr, "hsdr check: %s: directory holds no *.json file\n", args[i]);
+                free(found);
+                goto fail;
+            }
+            qsort(found, (size_t)nfound, sizeof(char *), cmp_str);
+        } else {
+            found = malloc(sizeof(char *));
+            if (!found || !(found[0] = strdup(args[i]))) {
+                free(found);
+                goto fail;
+            }
+            nfound = 1;
+        }
+        if (n + nfound > cap) {
+            cap = (n + nfound) * 2;
+            char **g = realloc(list, sizeof(char *) * (size_t)cap);
+            if (!g) {
+                for (int j = 0; j < nfound; j++)
+                    free(found[j]);
+                free(found);
+                goto fail;
+            }
+            list = g;
+        }
+        for (int j = 0; j < nfound; j++)
+            list[n++] = found[j];
+        free(found);
+    }
+    *out = list;
+    *nout = n;
+    return 0;
+fail:
+    for (int j = 0; j < n; j++)
+        free(list[j]);
+    free(list);
+    return -1;
+}
+
+int hsdr_check_paths(const check_options *o, char *const *paths, int npaths)
+{
+    const check_options opt = *o;
+    char **files;
+    int nfiles;
+    if (expand_paths(paths, npaths, &files, &nfiles) != 0)
+        return HSDR_EXIT_USAGE;
+    /* Load and validate everything first: a malformed file stops the run before any case runs. */
+    vec_file *loaded = calloc((size_t)nfiles, sizeof *loaded);
+    int rc = HSDR_EXIT_USAGE, nloaded = 0;
+    char err[1024];
+    if (!loaded) {
+        fprintf(stderr, "hsdr check: out of memory\n");
+        goto out;
+    }
+    for (; nloaded < nfiles; nloaded++)
+        if (vec_load(files[nloaded], &loaded[nloaded], err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr check: %s\n", err);
+            goto out;
+        }
+    /* Case ids are unique across all files. */
+    for (int a = 0; a < nfiles; a++)
+        for (int b = a + 1; b < nfiles; b++)
+            for (size_t i = 0; i < loaded[a].ncases; i++)
+                for (size_t j = 0; j < loaded[b].ncases; j++)
+                    if (strcmp(loaded[a].cases[i].id, loaded[b].cases[j].id) == 0) {
+                        fprintf(stderr, "hsdr check: case id '%s' appears in both %s:%d and %s:%d\n",
+                                loaded[a].cases[i].id, files[a], loaded[a].cases[i].line, files[b],
+                                loaded[b].cases[j].line);
+                        goto out;
+                    }
+    int runnable = 0;
+    for (size_t i = 0; i < hsdr_registry_count; i++) {
+        const hsdr_variant *v = &hsdr_registry[i];
+        if ((opt.backend && strcmp(opt.backend, v->backend) != 0) ||
+            (opt.variant && !hsdr_glob_match(opt.variant, v->name)))
+            continue;
+        const char *why = hsdr_variant_unavailable(v);
+        if (why)
+            printf("skip: variant %s unavailable here: %s\n", v->name, why);
+        else
+            runnable++;
+    }
+    if (runnable == 0) { /* asked for a backend or variants of which none can run: nothing was checked */
+        fprintf(stderr, "hsdr check: none of the selected variants can run here (see the skip lines)\n");
+        rc = HSDR_EXIT_FAIL;
+        goto out;
+    }
+    check_totals totals = {0, 0};
+    for (int i = 0; i < nfiles; i++)
+        hsdr_check_file(&loaded[i], &opt, &totals, stdout);
+    printf("%ld passed, %ld failed\n", totals.passed, totals.failed);
+    rc = totals.failed ? HSDR_EXIT_FAIL : HSDR_EXIT_OK;
+out:
+    for (int i = 0; i < nloaded; i++)
+        vec_free(&loaded[i]);
+    free(loaded);
+    for (int i = 0; i < nfiles; i++)
+        free(files[i]);
+    free(files);
+    return rc;
 }

@@ -21,4 +21,10 @@ int hsdr_check_count_selected(const check_options *opt);
 /* Checks one file, printing one line per failing pair to out; accumulates into totals. */
 void hsdr_check_file(const vec_file *f, const check_options *opt, check_totals *totals, FILE *out);
 
+/* `hsdr check`'s work (harness/cmd/check.c reads the options): the PATHs (files, and directories: their *.json
+ * files, sorted) loaded and validated first, case ids unique across them, then every selected variant on every case;
+ * "N passed, M failed" on stdout. Exit 0, 1 when a pair failed or no selected variant can run here, 2 on a
+ * malformed or unreadable file. */
+int hsdr_check_paths(const check_options *o, char *const *paths, int npaths);
+
 #endif

@@ -2,7 +2,6 @@
 #include "compare.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -493,60 +492,10 @@ static void print_text(const comparison *c, int key_width)
            c->outcome == NOT_COMPARABLE ? c->why : "");
 }
 
-static int parse_fraction(const char *opt, const char *s, double *out)
+int hsdr_compare_report(const char *path_a, const char *path_b, double threshold, double confidence, int raw,
+                        int json)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end != '\0' || !(v > 0.0 && v < 1.0)) {
-        fprintf(stderr, "hsdr compare: %s: '%s' is not a number in (0, 1)\n", opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static void compare_usage(void)
-{
-    fprintf(stderr, "usage: hsdr compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]\n");
-}
-
-int hsdr_cmd_compare(int argc, char **argv)
-{
-    double threshold = HSDR_COMPARE_THRESHOLD, confidence = 0.95;
-    int json = 0, raw = 0;
-    const char *paths[2];
-    int npaths = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--threshold") == 0 || strcmp(argv[i], "--confidence") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "hsdr compare: %s needs a value\n", argv[i]);
-                return HSDR_EXIT_USAGE;
-            }
-            if (parse_fraction(argv[i], argv[i + 1], argv[i][2] == 't' ? &threshold : &confidence) != 0)
-                return HSDR_EXIT_USAGE;
-            i++;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--raw") == 0) {
-            raw = 1;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "hsdr compare: unknown option '%s'\n", argv[i]);
-            compare_usage();
-            return HSDR_EXIT_USAGE;
-        } else if (npaths == 2) {
-            fprintf(stderr, "hsdr compare: give exactly two result files (a third: '%s')\n", argv[i]);
-            compare_usage();
-            return HSDR_EXIT_USAGE;
-        } else {
-            paths[npaths++] = argv[i];
-        }
-    }
-    if (npaths != 2) {
-        fprintf(stderr, "hsdr compare: give exactly two result files, A and B\n");
-        compare_usage();
-        return HSDR_EXIT_USAGE;
-    }
+    const char *paths[2] = {path_a, path_b};
     results_file fa, fb;
     int rc = HSDR_EXIT_USAGE;
     int loaded_a = results_file_load(&fa, paths[0]) == 0;

@@ -47,8 +47,10 @@ typedef struct {
 hsdr_verdict hsdr_compare_figures(const hsdr_figure *a, const hsdr_figure *b, double threshold, double confidence,
                                   double *ratio, double *lo, double *hi);
 
-/* The CLI: hsdr compare A.jsonl B.jsonl [--threshold T] [--confidence 0.95] [--raw] [--json]. Exit 0 (a report, also
- * when B is slower), 2 on bad usage or an unreadable / malformed file (the message names file:line). */
-int hsdr_cmd_compare(int argc, char **argv);
+/* The report of `hsdr compare A.jsonl B.jsonl` (harness/cmd/compare.c reads the options): a line (json: a JSON
+ * row) per key, then the counts. Exit 0 (a report, also when B is slower), 2 on an unreadable or malformed file (the
+ * message names file:line). */
+int hsdr_compare_report(const char *path_a, const char *path_b, double threshold, double confidence, int raw,
+                        int json);
 
 #endif

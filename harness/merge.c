@@ -61,44 +61,8 @@ static int write_fits(const char *out_dir, cJSON *const *rows, size_t n, int par
     return rc;
 }
 
-static void merge_usage(void)
+int hsdr_merge(const char *out_dir, const char *base, char *const *inputs, int ninputs)
 {
-    fprintf(stderr, "usage: hsdr merge OUT_DIR IN.jsonl... [--base results]\n");
-}
-
-int hsdr_cmd_merge(int argc, char **argv)
-{
-    const char *base = "results", *out_dir = NULL;
-    char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    int ninputs = 0;
-    if (!inputs)
-        return HSDR_EXIT_USAGE;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--base") == 0) {
-            if (i + 1 >= argc || !argv[i + 1][0] || strchr(argv[i + 1], '/')) {
-                fprintf(stderr, "hsdr merge: --base needs a file name without '/'\n");
-                free(inputs);
-                return HSDR_EXIT_USAGE;
-            }
-            base = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "hsdr merge: unknown option '%s'\n", argv[i]);
-            merge_usage();
-            free(inputs);
-            return HSDR_EXIT_USAGE;
-        } else if (!out_dir) {
-            out_dir = argv[i];
-        } else {
-            inputs[ninputs++] = argv[i];
-        }
-    }
-    if (!out_dir || ninputs == 0) {
-        fprintf(stderr, "hsdr merge: give an output directory and at least one input file\n");
-        merge_usage();
-        free(inputs);
-        return HSDR_EXIT_USAGE;
-    }
-
     int rc = HSDR_EXIT_USAGE;
     char err[1024];
     cJSON ***file_rows = calloc((size_t)ninputs, sizeof *file_rows);
@@ -187,6 +151,5 @@ out:
     free(file_n);
     free(all);
     free(kept);
-    free(inputs);
     return rc;
 }

@@ -6,8 +6,9 @@
 #ifndef HSDR_MERGE_H
 #define HSDR_MERGE_H
 
-/* Exit 0, or 2 on bad usage, an unreadable or malformed input, a conflicting key (the message names both files:lines
- * and the key) or a failed write. */
-int hsdr_cmd_merge(int argc, char **argv);
+/* Merge inputs[0..ninputs) into OUT_DIR/BASE.* (and breakeven.json when BASE is "results"); harness/cmd/merge.c
+ * reads the options. Exit 0, or 2 on an unreadable or malformed input, a conflicting key (the message names both
+ * files:lines and the key) or a failed write. */
+int hsdr_merge(const char *out_dir, const char *base, char *const *inputs, int ninputs);
 
 #endif

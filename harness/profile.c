@@ -25,73 +25,6 @@ typedef struct {
     hsdr_dist dist; /* the requested distribution, or gaussian where bonsai's WHT-1024 fold cannot apply */
 } gemv;
 
-typedef struct {
-    const char *model, *variants, *json_path;
-    int tokens, layers, threads, head;
-    hsdr_dist dist;
-    uint64_t seed;
-} profile_options;
-
-static int parse(int argc, char **argv, profile_options *o)
-{
-    *o = (profile_options){.tokens = 128, .layers = 4, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (strcmp(a, "--no-head") == 0) {
-            o->head = 0;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "hsdr profile: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        i++;
-        if (strcmp(a, "--model") == 0) {
-            o->model = v;
-        } else if (strcmp(a, "--variants") == 0) {
-            o->variants = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else if (strcmp(a, "--dist") == 0) {
-            if (hsdr_dist_from_name(v, &o->dist) != 0) {
-                fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
-                return -1;
-            }
-        } else if (strcmp(a, "--threads") == 0 && strcmp(v, "cores") == 0) {
-            o->threads = hsdr_machine_cores();
-        } else if (strcmp(a, "--tokens") == 0 || strcmp(a, "--layers") == 0 || strcmp(a, "--threads") == 0 ||
-                   strcmp(a, "--seed") == 0) {
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 1 || n > 100000) {
-                fprintf(stderr, "hsdr profile: %s '%s': expected an integer in 1..100000\n", a, v);
-                return -1;
-            }
-            if (a[2] == 't' && a[3] == 'o')
-                o->tokens = (int)n;
-            else if (a[2] == 'l')
-                o->layers = (int)n;
-            else if (a[2] == 't')
-                o->threads = (int)n;
-            else
-                o->seed = (uint64_t)n;
-        } else {
-            fprintf(stderr, "hsdr profile: unknown option '%s'\n", a);
-            return -1;
-        }
-    }
-    if (!o->model) {
-        size_t n;
-        const hsdr_model *ms = hsdr_models(&n);
-        fprintf(stderr, "hsdr profile: --model is required (");
-        for (size_t i = 0; i < n; i++)
-            fprintf(stderr, "%s%s", i ? ", " : "", ms[i].name);
-        fprintf(stderr, ")\n");
-        return -1;
-    }
-    return 0;
-}
-
 /* The untimed work of a token's GEMV before its launch: fresh activations of its distribution into the shared x
  * (a device variant uploads them). */
 typedef struct {
@@ -111,18 +44,16 @@ static int fresh_activations(hsdr_subject *s)
 }
 
 /* Variants to profile: a comma list of names/globs, default every benchmarkable variant available here. */
-static int selected(const profile_options *o, const hsdr_variant *v)
+static int selected(const hsdr_profile_options *o, const hsdr_variant *v)
 {
     if (!hsdr_variant_timed(v) || hsdr_variant_unavailable(v))
         return 0;
     return !o->variants || hsdr_glob_list_match(o->variants, v->name);
 }
 
-int hsdr_cmd_profile(int argc, char **argv)
+int hsdr_profile(const hsdr_profile_options *options)
 {
-    profile_options o;
-    if (parse(argc, argv, &o) != 0)
-        return HSDR_EXIT_USAGE;
+    hsdr_profile_options o = *options;
     const hsdr_model *model = hsdr_model_find(o.model);
     if (!model) {
         fprintf(stderr, "hsdr profile: unknown model '%s'\n", o.model);

@@ -1,4 +1,4 @@
-/* `hsdr profile --model M [--tokens T] [--layers L] [--variants LIST] [--threads N|cores]
+/* The block of `hsdr profile --model M [--tokens T] [--layers L] [--variants LIST] [--threads N|cores]
  *               [--no-head] [--dist D] [--seed S] [--json FILE]`:
  * every GEMV of decode tokens on a real model's shapes (shapes.h), fresh activations per token (encoding counted,
  * per GEMV), per variant: ms/token, GEMV-only tokens/s, per-tensor breakdown, weight conversion cost. L layers are
@@ -7,6 +7,18 @@
 #ifndef HSDR_PROFILE_H
 #define HSDR_PROFILE_H
 
-int hsdr_cmd_profile(int argc, char **argv);
+#include <stdint.h>
+
+#include "rng.h"
+
+typedef struct {
+    const char *model, *variants, *json_path; /* model: a name of shapes.h; variants: NULL = every timed one */
+    int tokens, layers, threads, head;
+    hsdr_dist dist;
+    uint64_t seed;
+} hsdr_profile_options;
+
+/* The profile of o->model (harness/cmd/profile.c reads the options): an exit status, messages on stderr. */
+int hsdr_profile(const hsdr_profile_options *o);
 
 #endif

@@ -30,12 +30,6 @@
 #define STATESET_R 32                /* rows per activation state set (cuda.stateset takes at most 32): no output changes */
 
 typedef struct {
-    const char *model, *variants, *json_path;
-    int layers, seeds, tokens, vocab, threads, F, b;
-    uint64_t seed;
-} quality_options;
-
-typedef struct {
     int K, N;
     uint8_t *W;    /* N x K/128 PTQ1_0 blocks */
     double gain;   /* fp64 factor on the GEMV output, the same for every path */
@@ -65,7 +59,7 @@ typedef struct {
 } path;
 
 typedef struct {
-    quality_options o;
+    hsdr_quality_options o;
     const hsdr_model *model;
     int H, F;                  /* the model's hidden and FFN widths */
     hsdr_pool *pool;
@@ -78,63 +72,6 @@ typedef struct {
 
 /* ---------------------------------------------------------------- options */
 
-static int parse(int argc, char **argv, quality_options *o)
-{
-    *o = (quality_options){.model = "bonsai2-27b", .layers = 2, .seeds = 4, .tokens = 2, .vocab = 0,
-                           .threads = hsdr_machine_cores(), .F = 8, .b = 12, .seed = 1};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v) {
-            fprintf(stderr, "hsdr quality: unknown or incomplete option '%s'\n", a);
-            return -1;
-        }
-        i++;
-        long n = 0;
-        if (strcmp(a, "--model") == 0) {
-            o->model = v;
-        } else if (strcmp(a, "--variants") == 0) {
-            o->variants = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else if (strcmp(a, "--flns") == 0) {
-            int F, b, used = 0;
-            if (sscanf(v, "%d,%d%n", &F, &b, &used) != 2 || v[used] || F < 0 || F > 16 || b < 1 || b > 30) {
-                fprintf(stderr, "hsdr quality: --flns '%s': expected F,b (F in 0..16, b in 1..30)\n", v);
-                return -1;
-            }
-            o->F = F, o->b = b;
-        } else if (strcmp(a, "--layers") == 0) {
-            if (hsdr_parse_long(a, v, 1, 64, &n) != 0)
-                return -1;
-            o->layers = (int)n;
-        } else if (strcmp(a, "--seeds") == 0) {
-            if (hsdr_parse_long(a, v, 1, 10000, &n) != 0)
-                return -1;
-            o->seeds = (int)n;
-        } else if (strcmp(a, "--tokens") == 0) {
-            if (hsdr_parse_long(a, v, 1, 10000, &n) != 0)
-                return -1;
-            o->tokens = (int)n;
-        } else if (strcmp(a, "--vocab") == 0) {
-            if (hsdr_parse_long(a, v, 2, 1 << 24, &n) != 0)
-                return -1;
-            o->vocab = (int)n;
-        } else if (strcmp(a, "--threads") == 0) {
-            if (hsdr_parse_long(a, v, 1, 1024, &n) != 0)
-                return -1;
-            o->threads = (int)n;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (hsdr_parse_long(a, v, 0, 0x7fffffffL, &n) != 0)
-                return -1;
-            o->seed = (uint64_t)n;
-        } else {
-            fprintf(stderr, "hsdr quality: unknown option '%s'\n", a);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* Default paths: one variant per family with distinct numerics (production Q8_0, direct LNS8, fLNS, Q15.16), the
  * CPU kernel where it runs here, else the reference. The state-set families compute direct's exact A[8] and are
  * left out by default (select them with --variants). */
@@ -145,7 +82,7 @@ static int runnable(const hsdr_variant *v)
     return hsdr_variant_timed(v) && !hsdr_variant_unavailable(v);
 }
 
-static int select_paths(const quality_options *o, path **out, int *count)
+static int select_paths(const hsdr_quality_options *o, path **out, int *count)
 {
     path *p = calloc(hsdr_registry_count + 1, sizeof *p);
     if (!p)
@@ -183,7 +120,7 @@ static int select_paths(const quality_options *o, path **out, int *count)
     return 0;
 }
 
-static const char *activations_of(const path *p, char *buf, size_t n, const quality_options *o)
+static const char *activations_of(const path *p, char *buf, size_t n, const hsdr_quality_options *o)
 {
     if (!p->v)
         snprintf(buf, n, "fp32 (not quantized), double-double GEMV");
@@ -662,11 +599,9 @@ static void record(quality_run *q, path *p, const double *lo, const double *lg, 
     p->top1[s] = argmax(lg, n->V) == argmax(ex_lg, n->V);
 }
 
-int hsdr_cmd_quality(int argc, char **argv)
+int hsdr_quality(const hsdr_quality_options *o)
 {
-    quality_run q = {0};
-    if (parse(argc, argv, &q.o) != 0)
-        return HSDR_EXIT_USAGE;
+    quality_run q = {.o = *o};
     q.model = hsdr_model_find(q.o.model);
     const hsdr_gemv_shape *ffn = q.model ? hsdr_model_tensor(q.model, "ffn_gate") : NULL; /* (hidden, ffn) */
     if (!ffn) {

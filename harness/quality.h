@@ -1,5 +1,5 @@
-/* `hsdr quality [--model M] [--layers L] [--seeds S] [--tokens T] [--vocab V] [--variants LIST] [--threads N]
- *               [--flns F,b] [--seed X] [--json FILE]`:
+/* The block of `hsdr quality [--model M] [--layers L] [--seeds S] [--tokens T] [--vocab V] [--variants LIST]
+ *               [--threads N] [--flns F,b] [--seed X] [--json FILE]`:
  * a model-shaped accuracy study on SYNTHETIC ternary layers with a real model's shapes (shapes.h). Per seed, a
  * fresh network: L FFN blocks (RMSNorm -> signs + WHT-1024 fold -> ffn_gate, ffn_up -> SiLU(gate) * up -> fold ->
  * ffn_down -> residual add), then a final RMSNorm -> fold -> output head -> softmax; PTQ1_0 weights come from the
@@ -11,6 +11,15 @@
 #ifndef HSDR_QUALITY_H
 #define HSDR_QUALITY_H
 
-int hsdr_cmd_quality(int argc, char **argv);
+#include <stdint.h>
+
+typedef struct {
+    const char *model, *variants, *json_path; /* variants: NULL = one per numeric family */
+    int layers, seeds, tokens, vocab, threads, F, b; /* vocab 0: the model's; F, b: the fLNS variants' */
+    uint64_t seed;
+} hsdr_quality_options;
+
+/* The study (harness/cmd/quality.c reads the options): an exit status, messages on stderr. */
+int hsdr_quality(const hsdr_quality_options *o);
 
 #endif

@@ -387,23 +387,8 @@ static int print_json(void)
     return rc;
 }
 
-int hsdr_cmd_schema(int argc, char **argv)
+int hsdr_schema_print(const char *how)
 {
-    const char *how = argc > 0 ? argv[0] : "";
-    if (argc > 1 || (argc == 1 && strcmp(how, "--json") != 0 && strcmp(how, "--markdown") != 0 &&
-                     strcmp(how, "--csv") != 0 && strcmp(how, "--help") != 0 && strcmp(how, "-h") != 0)) {
-        fprintf(stderr, "hsdr schema: unknown argument '%s'\nusage: hsdr schema [--json | --markdown | --csv]\n",
-                argc > 1 ? argv[1] : how);
-        return HSDR_EXIT_USAGE;
-    }
-    if (strcmp(how, "--help") == 0 || strcmp(how, "-h") == 0) {
-        printf("usage: hsdr schema [--json | --markdown | --csv]\n"
-               "The fields of a result row (schema " HSDR_RESULTS_SCHEMA "): path, type, unit, presence, meaning.\n"
-               "  --json      as JSON (plots/results_schema.json is this output)\n"
-               "  --markdown  the field table of docs/results-schema.md\n"
-               "  --csv       the CSV mirror's header line\n");
-        return HSDR_EXIT_OK;
-    }
     if (strcmp(how, "--json") == 0)
         return print_json();
     if (strcmp(how, "--markdown") == 0) {

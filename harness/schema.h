@@ -66,8 +66,9 @@ size_t hsdr_schema_csv_columns(const hsdr_csv_column **cols, const char ***names
 /* The CSV column name of a scalar field: the path, except stages.NAME.FIELD -> stage_NAME_FIELD. */
 void hsdr_schema_csv_name(const char *path, const char *stage, char *buf, size_t n);
 
-/* `hsdr schema [--json | --markdown | --csv]`: the table as JSON (schema hsdr-schema/1), as the Markdown table of
- * docs/results-schema.md, as the CSV header, or as text. */
-int hsdr_cmd_schema(int argc, char **argv);
+/* `hsdr schema [--json | --markdown | --csv]` (harness/cmd/schema.c): HOW "--json": the table as JSON (schema
+ * hsdr-schema/1), "--markdown": the Markdown table of docs/results-schema.md, "--csv": the CSV header, "": as text.
+ * An exit status. */
+int hsdr_schema_print(const char *how);
 
 #endif

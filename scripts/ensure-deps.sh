@@ -1,7 +1,7 @@
 #!/bin/sh
 # ensure-deps.sh [GROUP...]: make sure the Debian packages a command needs are installed.
-# Groups: build (compilers, cmake, ninja, pkg-config, cJSON, libyaml, hwloc, Google Benchmark, likwid, the Vulkan
-# loader and headers, glslang, spirv-tools and mesa lavapipe),
+# Groups: build (compilers, cmake, ninja, pkg-config, cJSON, libyaml, hwloc, Google Benchmark, likwid, help2man for
+# the man page, the Vulkan loader and headers, glslang, spirv-tools and mesa lavapipe),
 # test (python3, valgrind, clang and its libFuzzer + sanitizer runtimes for scripts/fuzz.sh),
 # plots (matplotlib). Installs what is missing with apt-get when run as root (apt-get update once per run);
 # otherwise prints the exact apt-get line to run and exits 1.
@@ -10,8 +10,8 @@ set -eu
 pkgs=""
 for group in "$@"; do
     case "$group" in
-    build) pkgs="$pkgs gcc g++ make cmake ninja-build pkg-config libcjson-dev libyaml-dev libhwloc-dev libbenchmark-dev likwid
-        libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers" ;;
+    build) pkgs="$pkgs gcc g++ make cmake ninja-build pkg-config libcjson-dev libyaml-dev libhwloc-dev libbenchmark-dev
+        likwid help2man libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers" ;;
     test) pkgs="$pkgs python3 valgrind clang libclang-rt-14-dev" ;;
     plots) pkgs="$pkgs python3 python3-matplotlib" ;;
     *) echo "ensure-deps.sh: unknown group '$group' (build, test, plots)" >&2; exit 2 ;;

@@ -14,4 +14,4 @@ cli_test(quality_bad_flns 2 "--flns '8': expected F,b" -- $<TARGET_FILE:hsdr> qu
 cli_test(quality_bad_model 2 "--model 'nosuch': unknown model" -- $<TARGET_FILE:hsdr> quality --model nosuch)
 cli_test(quality_no_variant 2 "--variants 'nosuch' selects no variant" -- $<TARGET_FILE:hsdr> quality --variants nosuch)
 cli_test(quality_too_big 2 "above the [0-9]+-byte cap" -- $<TARGET_FILE:hsdr> quality --vocab 16000000)
-cli_test(quality_incomplete 2 "incomplete option '--seeds'" -- $<TARGET_FILE:hsdr> quality --seeds)
+cli_test(quality_incomplete 2 "--seeds needs a value" -- $<TARGET_FILE:hsdr> quality --seeds)

@@ -73,4 +73,4 @@ set_tests_properties(cli.schema_docs_current PROPERTIES LABELS cli
 cli_test(schema_csv 0 "^schema,key,variant,backend,family,K,N,R,cols,threads," -- ${HSDR} schema --csv)
 cli_test(schema_text 0 "^schema hsdr-results/2: [0-9]+ fields" "ratio_to_production_ci +array +/null +ok" -- ${HSDR} schema)
 cli_test(schema_help 0 "^usage: hsdr schema \\[--json \\| --markdown \\| --csv\\]" -- ${HSDR} schema --help)
-cli_test(schema_bad 2 "hsdr schema: unknown argument '--yaml'" -- ${HSDR} schema --yaml)
+cli_test(schema_bad 2 "hsdr schema: unknown option '--yaml'" -- ${HSDR} schema --yaml)

@@ -1,14 +1,14 @@
-#include "run.h"
+/* The run's cases (run_case.h): per configuration, inputs, validation first, then the rounds of timing and the
+ * per-stage attribution; the rows. Depends on the blocks of inputs, validation, timing, bandwidth (the ceilings),
+ * matrix and results. */
+#include "run_case.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bandwidth.h"
 #include "breakeven.h"
@@ -23,22 +23,7 @@
 #include "util.h"
 #include "validate.h"
 
-enum stage_timing { STAGES_BOTH, STAGES_ALONE, STAGES_ABLATION, STAGES_NONE };
-
-typedef struct {
-    const char *matrix_path, *filter, *out_dir;
-    int shard_i, shard_n;
-    const char **sets;
-    int nsets;
-    enum stage_timing stages;
-    int dry_run, quiet, resume;
-} run_options;
-
 /* ---- thread pools: one per thread count, created on first use, pinned ---- */
-
-typedef struct {
-    hsdr_pool *pool[65];
-} pools;
 
 static hsdr_pool *pool_for(pools *p, int threads, char *err, size_t errlen)
 {
@@ -124,14 +109,6 @@ static void output_error(const float *y, const double *ref, int N, double *nmse,
 }
 
 /* ---- one configuration ---- */
-
-typedef struct {
-    const hsdr_matrix *m;
-    const run_options *opt;
-    pools pools;
-    cJSON *context;
-    double t_start; /* hsdr_now_ns() when the cases started */
-} run_state;
 
 /* Each sample follows an untimed launch of the same subject: in a round the launch before would otherwise be
  * another variant's, whose code, tables and activations displace this one's (hot: and whose weights displace this
@@ -732,227 +709,55 @@ static void config_free(configuration *cf)
     free(cf);
 }
 
-/* ---- after the run: the summary ---- */
+/* ---- the run: every configuration, a few in flight ---- */
 
-static void print_summary(cJSON **rows, size_t n, const cJSON *be)
+size_t hsdr_run_cases(run_state *rs, cJSON **rows, size_t done, int (*stop)(void),
+                      void (*row_done)(const run_state *rs, cJSON *row, void *ctx), void *ctx)
 {
-    printf("\n%-14s %6s %6s %4s %3s %-4s %-10s %11s %7s %6s %7s %-11s\n", "variant", "K", "N", "R", "thr", "mode",
-           "dist", "median us", "GB/s", "%ceil", "x prod", "dominant");
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *r = rows[i];
-        const char *status = hsdr_row_str(r, "status");
-        printf("%-14s %6.0f %6.0f %4.0f %3.0f %-4s %-10s ", hsdr_row_str(r, "variant"), hsdr_row_num(r, "K"),
-               hsdr_row_num(r, "N"), hsdr_row_num(r, "R"), hsdr_row_num(r, "threads"), hsdr_row_str(r, "mode"),
-               hsdr_row_str(r, "distribution"));
-        if (strcmp(status, "ok") != 0) {
-            printf("%s\n", strcmp(status, "failed") == 0 ? "FAILED VALIDATION (not timed)" : "ERROR");
-            continue;
+    /* The configurations in flight: each pass opens the next one (while fewer than `visits` are open), visits every
+     * open one, and closes those visited `visits` times, so that a configuration's visits are spread over the run. */
+    const int visits = rs->m->visits > 1 ? rs->m->visits : 1;
+    flight fl = {.idx = malloc((rs->m->ncases ? rs->m->ncases : 1) * sizeof *fl.idx)};
+    while (fl.idx) {
+        if (!stop() && fl.nopen < visits) {
+            configuration *cf = config_next(rs, rows, &fl);
+            if (cf)
+                fl.open[fl.nopen++] = cf;
         }
-        double ratio = hsdr_row_num(r, "ratio_to_production");
-        char rbuf[16] = "-";
-        if (!isnan(ratio))
-            snprintf(rbuf, sizeof rbuf, "%.2f", ratio);
-        printf("%11.1f %7.2f %6.1f %7s %-11s\n", hsdr_row_median(r) / 1e3, hsdr_row_num(r, "gb_per_s"),
-               hsdr_row_num(r, "pct_of_ceiling"), rbuf, hsdr_row_str(r, "dominant_stage"));
-    }
-    const cJSON *o;
-    if (cJSON_GetArraySize(be) > 0)
-        printf("\nbreak-even R (state sets vs direct, time per row fitted as a + b/R):\n");
-    cJSON_ArrayForEach(o, be)
-    {
-        double R = hsdr_row_num(o, "break_even_R");
-        printf("  K=%-6.0f threads=%.0f %-10s %-4s %-13s vs %-11s: ", hsdr_row_num(o, "K"), hsdr_row_num(o, "threads"),
-               hsdr_row_str(o, "distribution"), hsdr_row_str(o, "mode"), hsdr_row_str(o, "stateset"),
-               hsdr_row_str(o, "direct"));
-        if (isnan(R))
-            printf("none (%s)\n", hsdr_row_str(o, "note"));
-        else
-            printf("R* = %.1f\n", R);
-    }
-}
-
-/* ---- the command ---- */
-
-static int parse_args(int argc, char **argv, run_options *o)
-{
-    static const char *sets[64];
-    *o = (run_options){.matrix_path = NULL, .out_dir = "results/latest", .shard_i = 0, .shard_n = 1, .sets = sets};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--filter") == 0 && has) {
-            o->filter = argv[++i];
-        } else if (strcmp(a, "--out") == 0 && has) {
-            o->out_dir = argv[++i];
-        } else if (strcmp(a, "--shard") == 0 && has) {
-            char tail;
-            if (sscanf(argv[++i], "%d/%d%c", &o->shard_i, &o->shard_n, &tail) != 2 || o->shard_n < 1 ||
-                o->shard_i < 0 || o->shard_i >= o->shard_n) {
-                fprintf(stderr, "hsdr run: --shard '%s': expected i/n with 0 <= i < n\n", argv[i]);
-                return -1;
+        if (fl.nopen == 0)
+            break;
+        if (stop() || fl.out_of_memory) { /* the pass boundary: the configurations in flight leave no rows */
+            for (int k = 0; k < fl.nopen; k++) {
+                config_discard(fl.open[k]);
+                config_free(fl.open[k]);
             }
-        } else if (strcmp(a, "--set") == 0 && has) {
-            if (o->nsets == 64) {
-                fprintf(stderr, "hsdr run: too many --set options\n");
-                return -1;
-            }
-            sets[o->nsets++] = argv[++i];
-        } else if (strcmp(a, "--stages") == 0 && has) {
-            const char *s = argv[++i];
-            if (strcmp(s, "both") == 0)
-                o->stages = STAGES_BOTH;
-            else if (strcmp(s, "alone") == 0)
-                o->stages = STAGES_ALONE;
-            else if (strcmp(s, "ablation") == 0)
-                o->stages = STAGES_ABLATION;
-            else if (strcmp(s, "none") == 0)
-                o->stages = STAGES_NONE;
-            else {
-                fprintf(stderr, "hsdr run: --stages '%s': expected both, alone, ablation or none\n", s);
-                return -1;
-            }
-        } else if (strcmp(a, "--dry-run") == 0) {
-            o->dry_run = 1;
-        } else if (strcmp(a, "--quiet") == 0) {
-            o->quiet = 1;
-        } else if (strcmp(a, "--resume") == 0) {
-            o->resume = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "hsdr run: unknown or incomplete option '%s'\n", a);
-            return -1;
-        } else if (!o->matrix_path) {
-            o->matrix_path = a;
-        } else {
-            fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", o->matrix_path, a);
-            return -1;
+            fl.nopen = 0;
+            break;
         }
-    }
-    if (!o->matrix_path)
-        o->matrix_path = "matrix.yaml";
-    return 0;
-}
-
-/* ---- interruption: SIGINT / SIGTERM stop the run at the next case boundary ---- */
-
-/* The first SIGINT or SIGTERM: its number. The loop polls it between configurations (the cases timed together in
- * rounds), so a configuration is never cut in half and every row written is whole. */
-static volatile sig_atomic_t stop_signal;
-/* Set once the cases are over: the results files are being written, which takes moments, and a process ended now
- * would leave the old results.jsonl beside a journal of the new rows. Signals are then ignored. */
-static volatile sig_atomic_t writing_results;
-
-static void on_stop_signal(int sig)
-{
-    if (writing_results)
-        return;
-    if (stop_signal) {
-        /* A second signal: the user will not wait for the configurations in flight. The default action ends the
-         * process when the handler returns (the signal is blocked until then); the journal keeps whole rows only. */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    stop_signal = sig;
-    static const char msg_int[] = "\nhsdr run: SIGINT: stopping after the current cases (one configuration's rounds; "
-                                  "a second signal: at once)\n";
-    static const char msg_term[] = "\nhsdr run: SIGTERM: stopping after the current cases (one configuration's rounds; "
-                                   "a second signal: at once)\n";
-    ssize_t ignored = sig == SIGINT ? write(STDERR_FILENO, msg_int, sizeof msg_int - 1)
-                                    : write(STDERR_FILENO, msg_term, sizeof msg_term - 1);
-    (void)ignored;
-}
-
-typedef struct {
-    struct sigaction old[2];
-    int installed[2];
-} stop_handlers;
-
-static const int stop_signals[2] = {SIGINT, SIGTERM};
-
-static void stop_handlers_install(stop_handlers *h)
-{
-    stop_signal = 0;
-    writing_results = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: a second signal never interrupts the first */
-    sigaddset(&sa.sa_mask, SIGTERM);
-    sa.sa_flags = SA_RESTART; /* file writes and pool waits go on as if nothing happened */
-    for (int i = 0; i < 2; i++) {
-        h->installed[i] = 0;
-        if (sigaction(stop_signals[i], NULL, &h->old[i]) != 0)
-            continue;
-        /* An ignored signal stays ignored: a shell starts background jobs of a script with SIGINT ignored so that
-         * Ctrl-C on the script leaves them running, and nohup-like launchers rely on the same. */
-        if (h->old[i].sa_handler == SIG_IGN)
-            continue;
-        h->installed[i] = sigaction(stop_signals[i], &sa, NULL) == 0;
-    }
-}
-
-static void stop_handlers_restore(stop_handlers *h)
-{
-    for (int i = 0; i < 2; i++)
-        if (h->installed[i])
-            sigaction(stop_signals[i], &h->old[i], NULL);
-}
-
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
-}
-
-/* The command line that continues this run: the same arguments, shell-quoted where needed, plus --resume. */
-static void resume_command(int argc, char **argv, char *buf, size_t n)
-{
-    size_t len = (size_t)snprintf(buf, n, "hsdr run");
-    int has_resume = 0;
-    for (int i = 0; i < argc && len < n; i++) {
-        const char *a = argv[i];
-        has_resume |= strcmp(a, "--resume") == 0;
-        int plain = *a != '\0';
-        for (const char *c = a; *c && plain; c++)
-            plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%", *c) != NULL;
-        if (plain) {
-            len += (size_t)snprintf(buf + len, n - len, " %s", a);
-            continue;
+        for (int k = 0; k < fl.nopen; k++)
+            config_visit(rs, fl.open[k]);
+        /* close the oldest while it has had its visits (or could not be set up): the tail of the run, with nothing
+         * left to open, has fewer in flight */
+        while (fl.nopen > 0 && (fl.open[0]->visits >= visits || !fl.open[0]->g)) {
+            configuration *cf = fl.open[0];
+            config_close(rs, cf, rows);
+            for (size_t k = 0; k < cf->n; k++) {
+                cJSON_AddItemReferenceToObject(rows[cf->idx[k]], "context", rs->context);
+                done++;
+                row_done(rs, rows[cf->idx[k]], ctx);
+            }
+            config_free(cf);
+            memmove(&fl.open[0], &fl.open[1], sizeof fl.open[0] * (size_t)(fl.nopen - 1));
+            fl.nopen--;
         }
-        len += (size_t)snprintf(buf + len, n - len, " '");
-        for (const char *c = a; *c && len < n; c++)
-            len += (size_t)snprintf(buf + len, n - len, *c == '\'' ? "'\\''" : "%c", *c);
-        if (len < n)
-            len += (size_t)snprintf(buf + len, n - len, "'");
+        fflush(stdout);
     }
-    if (!has_resume && len < n)
-        snprintf(buf + len, n - len, " --resume");
-}
-
-/* ---- the run's context ---- */
-
-static const char *stage_timing_name(enum stage_timing s)
-{
-    return s == STAGES_ALONE ? "alone" : s == STAGES_ABLATION ? "ablation" : s == STAGES_NONE ? "none" : "both";
-}
-
-/* What, besides the case keys and seeds, decides the rows' numbers: --resume refuses rows measured under others. */
-static cJSON *run_settings(const hsdr_matrix *m, const run_options *opt)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "warmup", m->warmup);
-    cJSON_AddNumberToObject(o, "repetitions_min", m->min_reps);
-    cJSON_AddNumberToObject(o, "repetitions_max", m->max_reps);
-    cJSON_AddNumberToObject(o, "noise_target", m->noise_target);
-    cJSON_AddNumberToObject(o, "time_limit_s", m->time_limit_s);
-    cJSON_AddNumberToObject(o, "ceiling_interval_s", m->ceiling_interval_s);
-    cJSON_AddNumberToObject(o, "visits", m->visits);
-    cJSON_AddStringToObject(o, "stages", stage_timing_name(opt->stages));
-    return o;
+    free(fl.idx);
+    return done;
 }
 
 /* What is known only as the run goes on: the ceilings measured and the pinning of the pools made so far. */
-static void add_run_facts(cJSON *context, const pools *p)
+void hsdr_run_add_facts(cJSON *context, const pools *p)
 {
     cJSON_AddItemToObject(context, "ceilings", hsdr_bandwidth_log());
     int pinned_all = 1;
@@ -964,435 +769,9 @@ static void add_run_facts(cJSON *context, const pools *p)
     cJSON_AddBoolToObject(context, "threads_pinned", pinned_all);
 }
 
-/* The journal line of a finished row: the row with the context as it stands now, so that a row resumed from the
- * journal is as self-contained as a row of results.jsonl (its ceiling is in its own context). */
-static int journal_append(const run_state *rs, hsdr_partial *journal, const cJSON *row)
+void hsdr_run_pools_free(pools *p)
 {
-    cJSON *copy = cJSON_Duplicate(row, 1), *ctx = cJSON_Duplicate(rs->context, 1);
-    int rc = -1;
-    if (copy && ctx) {
-        add_run_facts(ctx, &rs->pools);
-        if (cJSON_ReplaceItemInObjectCaseSensitive(copy, "context", ctx)) {
-            ctx = NULL;
-            rc = hsdr_results_partial_append(journal, copy);
-        }
-    }
-    cJSON_Delete(ctx);
-    cJSON_Delete(copy);
-    return rc;
-}
-
-/* ---- --resume: the rows an interrupted run of the same cases left ---- */
-
-typedef struct {
-    const char *key;
-    size_t index; /* in the expansion */
-} case_key;
-
-static int cmp_case_key(const void *a, const void *b)
-{
-    return strcmp(((const case_key *)a)->key, ((const case_key *)b)->key);
-}
-
-/* The mark of the interrupted run: a resumed run's rows carry none (or the new one, if interrupted again). Every
- * other field, the paired ratios included, was measured with the row's own rounds and stays. */
-static void strip_run_fields(cJSON *row)
-{
-    cJSON_DeleteItemFromObjectCaseSensitive(row, "partial");
-}
-
-/* Reads DIR/results.partial.jsonl (the journal: every row finished before the interruption), or without one
- * DIR/results.jsonl (written by an interrupted run, or a complete one being extended), and files each row under its
- * case: kept[i] = the row of case i, or NULL. Every row must be a case of this expansion (key) with the same input
- * seed and settings, once; otherwise nothing is kept, the message names file:line, and -1 is returned. */
-static int load_previous_rows(const hsdr_matrix *m, const run_options *opt, const cJSON *settings, cJSON **kept,
-                              size_t *nkept, char *from, size_t fromlen)
-{
-    char journal[1024], results[1024], err[1200];
-    snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt->out_dir);
-    snprintf(results, sizeof results, "%s/results.jsonl", opt->out_dir);
-    const char *path = access(journal, F_OK) == 0 ? journal : access(results, F_OK) == 0 ? results : NULL;
-    *nkept = 0;
-    from[0] = '\0';
-    if (!path)
-        return 0;
-    snprintf(from, fromlen, "%s", path);
-    cJSON **rows = NULL;
-    size_t *lines = NULL, n = 0, torn = 0;
-    int rc = path == journal ? hsdr_results_read_journal(path, &rows, &lines, &n, &torn, err, sizeof err)
-                             : hsdr_results_read_lines(path, &rows, &lines, &n, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "hsdr run --resume: %s\n", err);
-        return -1;
-    }
-    if (torn)
-        printf("hsdr run --resume: %s: %zu bytes after the last complete row dropped (a row cut off when the run was "
-               "killed)\n", path, torn);
-    case_key *index = malloc((m->ncases ? m->ncases : 1) * sizeof *index);
-    char(*keys)[256] = malloc((m->ncases ? m->ncases : 1) * sizeof *keys);
-    size_t *first_line = calloc(m->ncases ? m->ncases : 1, sizeof *first_line);
-    rc = -1;
-    if (!index || !keys || !first_line) {
-        fprintf(stderr, "hsdr run --resume: out of memory\n");
-        goto out;
-    }
-    for (size_t i = 0; i < m->ncases; i++) {
-        hsdr_case_key(&m->cases[i], keys[i], sizeof keys[i]);
-        index[i] = (case_key){keys[i], i};
-    }
-    qsort(index, m->ncases, sizeof *index, cmp_case_key);
-    for (size_t r = 0; r < n; r++) {
-        const char *key = cJSON_GetObjectItemCaseSensitive(rows[r], "key")->valuestring;
-        case_key probe = {key, 0};
-        const case_key *hit = bsearch(&probe, index, m->ncases, sizeof *index, cmp_case_key);
-        if (!hit) {
-            fprintf(stderr,
-                    "hsdr run --resume: %s:%zu: key '%s' is not a case of this run (%s with these --set, --filter and "
-                    "--shard options): the directory holds results of another matrix or other options; resume with "
-                    "the command that started it, or give another --out\n",
-                    path, lines[r], key, m->source);
-            goto out;
-        }
-        size_t c = hit->index;
-        if (first_line[c]) {
-            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s' already at line %zu\n", path, lines[r], key,
-                    first_line[c]);
-            goto out;
-        }
-        first_line[c] = lines[r];
-        const cJSON *seed = cJSON_GetObjectItemCaseSensitive(rows[r], "seed");
-        if (!cJSON_IsNumber(seed)) {
-            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s': field 'seed': missing or not a number\n", path,
-                    lines[r], key);
-            goto out;
-        }
-        if (seed->valuedouble != (double)m->cases[c].seed) { /* 53-bit seeds: exact in a double */
-            fprintf(stderr,
-                    "hsdr run --resume: %s:%zu: key '%s': field 'seed' is %.0f, this run's inputs use seed %llu "
-                    "(another matrix seed): refusing to mix the two runs\n",
-                    path, lines[r], key, seed->valuedouble, (unsigned long long)m->cases[c].seed);
-            goto out;
-        }
-        const cJSON *status = cJSON_GetObjectItemCaseSensitive(rows[r], "status");
-        if (!cJSON_IsString(status) || (strcmp(status->valuestring, "ok") != 0 &&
-                                        strcmp(status->valuestring, "failed") != 0 &&
-                                        strcmp(status->valuestring, "error") != 0)) {
-            fprintf(stderr, "hsdr run --resume: %s:%zu: key '%s': field 'status': expected ok, failed or error\n",
-                    path, lines[r], key);
-            goto out;
-        }
-        /* rows written before the settings were recorded carry none: their keys and seeds are all there is */
-        const cJSON *their = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rows[r], "context"),
-                                                               "settings");
-        if (their && !cJSON_Compare(their, settings, 1)) {
-            char *a = hsdr_results_print(their), *b = hsdr_results_print(settings);
-            fprintf(stderr,
-                    "hsdr run --resume: %s:%zu: key '%s': field 'context.settings' is %s, this run's is %s: refusing "
-                    "to mix rows timed under other settings\n",
-                    path, lines[r], key, a ? a : "?", b ? b : "?");
-            free(a);
-            free(b);
-            goto out;
-        }
-    }
-    /* all rows belong here: hand them over, in the order of the expansion */
-    for (size_t r = 0; r < n; r++) {
-        const char *key = cJSON_GetObjectItemCaseSensitive(rows[r], "key")->valuestring;
-        case_key probe = {key, 0};
-        const case_key *hit = bsearch(&probe, index, m->ncases, sizeof *index, cmp_case_key);
-        strip_run_fields(rows[r]);
-        kept[hit->index] = rows[r];
-        rows[r] = NULL;
-        (*nkept)++;
-    }
-    rc = 0;
-out:
-    free(index);
-    free(keys);
-    free(first_line);
-    free(lines);
-    for (size_t r = 0; r < n; r++)
-        cJSON_Delete(rows[r]);
-    free(rows);
-    return rc;
-}
-
-/* ---- writing the results ---- */
-
-/* An interrupted run: results.jsonl + .csv hold the done rows, each marked "partial", so that every reader sees
- * that cases are missing; breakeven.json is removed (a fit over part of an R sweep is a wrong fit, and an older one
- * describes other rows); with no row done there is no results file at all (an empty one could carry no mark). */
-static int write_interrupted(const char *out_dir, cJSON **rows, size_t done, size_t total, int sig)
-{
-    char path[1024], err[1024];
-    for (size_t i = 0; i < done; i++) {
-        cJSON_DeleteItemFromObjectCaseSensitive(rows[i], "partial");
-        cJSON *mark = cJSON_AddObjectToObject(rows[i], "partial");
-        cJSON_AddNumberToObject(mark, "done", (double)done);
-        cJSON_AddNumberToObject(mark, "total", (double)total);
-        cJSON_AddStringToObject(mark, "interrupted_by", signal_name(sig));
-    }
-    if (hsdr_breakeven_remove(out_dir, err, sizeof err) != 0)
-        fprintf(stderr, "hsdr run: warning: %s\n", err);
-    if (done == 0) {
-        const char *names[] = {"results.jsonl", "results.csv"};
-        for (int i = 0; i < 2; i++) {
-            snprintf(path, sizeof path, "%s/%s", out_dir, names[i]);
-            if (unlink(path) != 0 && errno != ENOENT) {
-                fprintf(stderr, "hsdr run: cannot remove %s: %s\n", path, strerror(errno));
-                return -1;
-            }
-        }
-        return 0;
-    }
-    if (hsdr_results_write(out_dir, "results", rows, done, err, sizeof err) != 0) {
-        fprintf(stderr, "hsdr run: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- the command ---- */
-
-int hsdr_cmd_run(int argc, char **argv)
-{
-    run_options opt;
-    if (parse_args(argc, argv, &opt) != 0)
-        return HSDR_EXIT_USAGE;
-    char err[1024];
-    hsdr_matrix_spec *spec = NULL;
-    if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {
-        fprintf(stderr, "hsdr run: %s\n", err);
-        return HSDR_EXIT_USAGE;
-    }
-    for (int i = 0; i < opt.nsets; i++)
-        if (hsdr_matrix_override(spec, opt.sets[i], err, sizeof err) != 0) {
-            fprintf(stderr, "hsdr run: --set: %s\n", err);
-            hsdr_matrix_spec_free(spec);
-            return HSDR_EXIT_USAGE;
-        }
-    hsdr_matrix m;
-    int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
-    hsdr_matrix_spec_free(spec);
-    if (rc != 0) {
-        fprintf(stderr, "hsdr run: %s\n", err);
-        return HSDR_EXIT_USAGE;
-    }
-    size_t expanded = m.ncases;
-    if (opt.filter)
-        hsdr_matrix_filter(&m, opt.filter);
-    size_t filtered = m.ncases;
-    if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
-        fprintf(stderr, "hsdr run: %s\n", err);
-        hsdr_matrix_free(&m);
-        return HSDR_EXIT_USAGE;
-    }
-    printf("hsdr run: %s: %zu cases expanded, %zu skipped", m.source, expanded, m.nskipped);
-    if (opt.filter)
-        printf(", %zu after --filter '%s'", filtered, opt.filter);
-    printf("; shard %d/%d runs %zu\n", opt.shard_i, opt.shard_n, m.ncases);
-    if (opt.dry_run || !opt.quiet) {
-        /* skip reasons, counted */
-        for (size_t i = 0; i < m.nskipped; i++) {
-            int seen = 0;
-            for (size_t j = 0; j < i && !seen; j++)
-                seen = strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
-            if (seen)
-                continue;
-            size_t count = 0;
-            for (size_t j = i; j < m.nskipped; j++)
-                count += strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
-            printf("  skipped %zu: %s\n", count, m.skipped[i].reason);
-        }
-    }
-    /* rows[i]: the row of case i, in the order of the expansion; with --resume the kept ones are filled first */
-    cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
-    cJSON *settings = run_settings(&m, &opt);
-    if (!rows || !settings) {
-        fprintf(stderr, "hsdr run: out of memory\n");
-        free(rows);
-        cJSON_Delete(settings);
-        hsdr_matrix_free(&m);
-        return HSDR_EXIT_USAGE;
-    }
-    size_t nkept = 0;
-    char kept_from[1024] = "";
-    if (opt.resume) {
-        if (load_previous_rows(&m, &opt, settings, rows, &nkept, kept_from, sizeof kept_from) != 0) {
-            free(rows);
-            cJSON_Delete(settings);
-            hsdr_matrix_free(&m);
-            return HSDR_EXIT_USAGE;
-        }
-        if (!kept_from[0])
-            printf("hsdr run --resume: nothing to resume in %s (no results.partial.jsonl or results.jsonl): running "
-                   "every case\n", opt.out_dir);
-        else
-            printf("hsdr run --resume: %zu of %zu cases already done in %s, %zu to run\n", nkept, m.ncases, kept_from,
-                   m.ncases - nkept);
-    }
-    if (opt.dry_run) {
-        char key[256];
-        for (size_t i = 0; i < m.ncases; i++) {
-            if (rows[i])
-                continue;
-            hsdr_case_key(&m.cases[i], key, sizeof key);
-            printf("%s\n", key);
-        }
-        for (size_t i = 0; i < m.ncases; i++)
-            cJSON_Delete(rows[i]);
-        free(rows);
-        cJSON_Delete(settings);
-        hsdr_matrix_free(&m);
-        return HSDR_EXIT_OK;
-    }
-    run_state rs = {.m = &m, .opt = &opt};
-    memset(&rs.pools, 0, sizeof rs.pools);
-    rs.context = hsdr_machine_context();
-    cJSON_AddStringToObject(rs.context, "matrix", m.source);
-    cJSON_AddNumberToObject(rs.context, "matrix_seed", (double)m.seed);
-    char shard[32];
-    snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
-    cJSON_AddStringToObject(rs.context, "shard", shard);
-    cJSON_AddItemToObject(rs.context, "settings", settings);
-    /* The journal. A fresh run starts it empty; a resumed one rewrites it with the kept rows (dropping a torn last
-     * line) and appends after them, so that a second interruption loses nothing either. */
-    cJSON **kept = malloc((nkept ? nkept : 1) * sizeof *kept);
-    hsdr_partial *partial = NULL;
-    if (kept) {
-        size_t k = 0;
-        for (size_t i = 0; i < m.ncases; i++)
-            if (rows[i])
-                kept[k++] = rows[i];
-        if (!opt.resume) {
-            char journal[1100];
-            struct stat st;
-            snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt.out_dir);
-            if (stat(journal, &st) == 0 && st.st_size > 0)
-                printf("hsdr run: %s: the rows of an interrupted run are discarded (--resume continues such a run)\n",
-                       journal);
-        }
-        partial = hsdr_results_partial_reopen(opt.out_dir, "results", kept, nkept, err, sizeof err);
-        free(kept);
-    }
-    if (!partial) {
-        fprintf(stderr, "hsdr run: %s\n", kept ? err : "out of memory");
-        for (size_t i = 0; i < m.ncases; i++)
-            cJSON_Delete(rows[i]);
-        free(rows);
-        cJSON_Delete(rs.context);
-        hsdr_matrix_free(&m);
-        return HSDR_EXIT_USAGE;
-    }
-    stop_handlers handlers;
-    stop_handlers_install(&handlers);
-    /* The configurations in flight: each pass opens the next one (while fewer than `visits` are open), visits every
-     * open one, and closes those visited `visits` times, so that a configuration's visits are spread over the run. */
-    const int visits = m.visits > 1 ? m.visits : 1;
-    flight fl = {.idx = malloc((m.ncases ? m.ncases : 1) * sizeof *fl.idx)};
-    size_t done = nkept;
-    rs.t_start = hsdr_now_ns();
-    while (fl.idx) {
-        if (!stop_signal && fl.nopen < visits) {
-            configuration *cf = config_next(&rs, rows, &fl);
-            if (cf)
-                fl.open[fl.nopen++] = cf;
-        }
-        if (fl.nopen == 0)
-            break;
-        if (stop_signal || fl.out_of_memory) { /* the pass boundary: the configurations in flight leave no rows */
-            for (int k = 0; k < fl.nopen; k++) {
-                config_discard(fl.open[k]);
-                config_free(fl.open[k]);
-            }
-            fl.nopen = 0;
-            break;
-        }
-        for (int k = 0; k < fl.nopen; k++)
-            config_visit(&rs, fl.open[k]);
-        /* close the oldest while it has had its visits (or could not be set up): the tail of the run, with nothing
-         * left to open, has fewer in flight */
-        while (fl.nopen > 0 && (fl.open[0]->visits >= visits || !fl.open[0]->g)) {
-            configuration *cf = fl.open[0];
-            config_close(&rs, cf, rows);
-            for (size_t k = 0; k < cf->n; k++) {
-                cJSON_AddItemReferenceToObject(rows[cf->idx[k]], "context", rs.context);
-                done++;
-                if (journal_append(&rs, partial, rows[cf->idx[k]]) != 0)
-                    fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n",
-                            hsdr_results_partial_path(partial), strerror(errno));
-            }
-            config_free(cf);
-            memmove(&fl.open[0], &fl.open[1], sizeof fl.open[0] * (size_t)(fl.nopen - 1));
-            fl.nopen--;
-        }
-        fflush(stdout);
-    }
-    free(fl.idx);
-    writing_results = 1;
-    /* A signal after the last case changes nothing: the run is complete. */
-    int interrupted = done < m.ncases ? stop_signal : 0;
-    /* from here on rows[0..done) are the done rows in the order of the expansion */
-    size_t k = 0;
-    for (size_t i = 0; i < m.ncases; i++)
-        if (rows[i])
-            rows[k++] = rows[i];
-    size_t failed = 0, errors = 0;
-    for (size_t i = 0; i < done; i++) {
-        const char *status = hsdr_row_str(rows[i], "status");
-        failed += strcmp(status, "failed") == 0;
-        errors += strcmp(status, "error") == 0;
-    }
-    cJSON *be = hsdr_breakeven_fit(rows, done);
-    /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
-    add_run_facts(rs.context, &rs.pools);
-    rc = HSDR_EXIT_OK;
-    if (interrupted) {
-        int written = write_interrupted(opt.out_dir, rows, done, m.ncases, interrupted) == 0;
-        hsdr_results_partial_close(partial, 0);
-        char cmd[2048];
-        resume_command(argc, argv, cmd, sizeof cmd);
-        printf("\nhsdr run: interrupted by %s after %zu of %zu cases (%zu ok, %zu failed validation, %zu errors)",
-               signal_name(interrupted), done, m.ncases, done - failed - errors, failed, errors);
-        if (!written)
-            printf("; the results could not be written (above)");
-        else if (done)
-            printf("; %s/results.jsonl (+ .csv) holds their rows, each marked \"partial\"", opt.out_dir);
-        else
-            printf("; no case finished, no results file written");
-        printf("\nhsdr run: the remaining %zu cases run with: %s\n", m.ncases - done, cmd);
-        /* as a shell reports a process ended by the signal: 128 + its number (130 SIGINT, 143 SIGTERM) */
-        rc = written ? 128 + interrupted : HSDR_EXIT_USAGE;
-    } else {
-        if (hsdr_results_write(opt.out_dir, "results", rows, done, err, sizeof err) != 0) {
-            fprintf(stderr, "hsdr run: %s\n", err);
-            rc = HSDR_EXIT_USAGE;
-        } else if (hsdr_breakeven_write(opt.out_dir, be, err, sizeof err) != 0) {
-            fprintf(stderr, "hsdr run: %s\n", err);
-            rc = HSDR_EXIT_USAGE;
-        }
-        hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);
-        if (!opt.quiet)
-            print_summary(rows, done, be);
-        if (nkept)
-            printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m.ncases, nkept, kept_from,
-                   m.ncases - nkept, (hsdr_now_ns() - rs.t_start) / 1e9);
-        else
-            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - rs.t_start) / 1e9);
-        printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
-               m.ncases - failed - errors, failed, errors, opt.out_dir);
-    }
-    stop_handlers_restore(&handlers);
-    for (size_t i = 0; i < done; i++)
-        cJSON_Delete(rows[i]);
-    free(rows);
-    cJSON_Delete(be);
-    cJSON_Delete(rs.context);
     for (int t = 0; t <= 64; t++)
-        if (rs.pools.pool[t])
-            hsdr_pool_destroy(rs.pools.pool[t]);
-    hsdr_matrix_free(&m);
-    if (rc == HSDR_EXIT_OK && (failed || errors))
-        rc = HSDR_EXIT_FAIL;
-    return rc;
+        if (p->pool[t])
+            hsdr_pool_destroy(p->pool[t]);
 }

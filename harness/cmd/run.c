@@ -1,0 +1,301 @@
+/* `hsdr run`: its options (getopt_long, cli.h), the matrix expanded (matrix.h), --resume's kept rows and the
+ * journal and signals (run_resume.h), the cases (run_case.h), then the results and the summary (run_report.h) or,
+ * when stopped, the partial rows and the resume command. Depends on those blocks and on cli.h. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "breakeven.h"
+#include "case.h"
+#include "cli.h"
+#include "commands.h"
+#include "machine.h"
+#include "matrix.h"
+#include "results.h"
+#include "run_case.h"
+#include "run_report.h"
+#include "run_resume.h"
+#include "util.h"
+
+/* 0: options read; 1: --help printed; -1: a usage error (printed). */
+static int parse_args(int argc, char **argv, run_options *o)
+{
+    static const struct option longopts[] = {{"filter", required_argument, NULL, 'f'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"shard", required_argument, NULL, 'S'},
+                                             {"set", required_argument, NULL, 's'},
+                                             {"stages", required_argument, NULL, 't'},
+                                             {"dry-run", no_argument, NULL, 'n'},
+                                             {"quiet", no_argument, NULL, 'q'},
+                                             {"resume", no_argument, NULL, 'r'},
+                                             HSDR_OPTION_HELP,
+                                             {NULL, 0, NULL, 0}};
+    static const char *sets[64];
+    *o = (run_options){.matrix_path = NULL, .out_dir = "results/latest", .shard_i = 0, .shard_n = 1, .sets = sets};
+    optind = 0;
+    for (int c; (c = hsdr_getopt("run", argc, argv, ":h", longopts)) != -1;) {
+        if (c == 'f') {
+            o->filter = optarg;
+        } else if (c == 'o') {
+            o->out_dir = optarg;
+        } else if (c == 'S') {
+            char tail;
+            if (sscanf(optarg, "%d/%d%c", &o->shard_i, &o->shard_n, &tail) != 2 || o->shard_n < 1 ||
+                o->shard_i < 0 || o->shard_i >= o->shard_n) {
+                fprintf(stderr, "hsdr run: --shard '%s': expected i/n with 0 <= i < n\n", optarg);
+                return -1;
+            }
+        } else if (c == 's') {
+            if (o->nsets == 64) {
+                fprintf(stderr, "hsdr run: too many --set options\n");
+                return -1;
+            }
+            sets[o->nsets++] = optarg;
+        } else if (c == 't') {
+            const char *v = optarg;
+            if (strcmp(v, "both") == 0)
+                o->stages = STAGES_BOTH;
+            else if (strcmp(v, "alone") == 0)
+                o->stages = STAGES_ALONE;
+            else if (strcmp(v, "ablation") == 0)
+                o->stages = STAGES_ABLATION;
+            else if (strcmp(v, "none") == 0)
+                o->stages = STAGES_NONE;
+            else {
+                fprintf(stderr, "hsdr run: --stages '%s': expected both, alone, ablation or none\n", v);
+                return -1;
+            }
+        } else if (c == 'n') {
+            o->dry_run = 1;
+        } else if (c == 'q') {
+            o->quiet = 1;
+        } else if (c == 'r') {
+            o->resume = 1;
+        } else {
+            return c == HSDR_GETOPT_HELP ? 1 : -1;
+        }
+    }
+    if (argc - optind > 1) {
+        fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", argv[optind], argv[optind + 1]);
+        return -1;
+    }
+    o->matrix_path = optind < argc ? argv[optind] : "matrix.yaml";
+    return 0;
+}
+
+/* The journal of the finished rows (run_resume.h), appended as each row is done. */
+typedef struct {
+    hsdr_partial *journal;
+} journal_ctx;
+
+static void journal_row(const run_state *rs, cJSON *row, void *ctx)
+{
+    hsdr_partial *journal = ((journal_ctx *)ctx)->journal;
+    if (hsdr_run_journal_append(rs, journal, row) != 0)
+        fprintf(stderr, "hsdr run: warning: could not append to %s: %s\n", hsdr_results_partial_path(journal),
+                strerror(errno));
+}
+
+int hsdr_cmd_run(int argc, char **argv)
+{
+    /* getopt_long permutes the array it reads: a copy, so that the resume command repeats argv as given */
+    char **permuted = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!permuted) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        return HSDR_EXIT_USAGE;
+    }
+    memcpy(permuted, argv, sizeof(char *) * (size_t)(argc + 1));
+    run_options opt;
+    const int parsed = parse_args(argc, permuted, &opt);
+    free(permuted);
+    if (parsed != 0)
+        return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
+    char err[1024];
+    hsdr_matrix_spec *spec = NULL;
+    if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: %s\n", err);
+        return HSDR_EXIT_USAGE;
+    }
+    for (int i = 0; i < opt.nsets; i++)
+        if (hsdr_matrix_override(spec, opt.sets[i], err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr run: --set: %s\n", err);
+            hsdr_matrix_spec_free(spec);
+            return HSDR_EXIT_USAGE;
+        }
+    hsdr_matrix m;
+    int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
+    hsdr_matrix_spec_free(spec);
+    if (rc != 0) {
+        fprintf(stderr, "hsdr run: %s\n", err);
+        return HSDR_EXIT_USAGE;
+    }
+    size_t expanded = m.ncases;
+    if (opt.filter)
+        hsdr_matrix_filter(&m, opt.filter);
+    size_t filtered = m.ncases;
+    if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: %s\n", err);
+        hsdr_matrix_free(&m);
+        return HSDR_EXIT_USAGE;
+    }
+    printf("hsdr run: %s: %zu cases expanded, %zu skipped", m.source, expanded, m.nskipped);
+    if (opt.filter)
+        printf(", %zu after --filter '%s'", filtered, opt.filter);
+    printf("; shard %d/%d runs %zu\n", opt.shard_i, opt.shard_n, m.ncases);
+    if (opt.dry_run || !opt.quiet) {
+        /* skip reasons, counted */
+        for (size_t i = 0; i < m.nskipped; i++) {
+            int seen = 0;
+            for (size_t j = 0; j < i && !seen; j++)
+                seen = strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
+            if (seen)
+                continue;
+            size_t count = 0;
+            for (size_t j = i; j < m.nskipped; j++)
+                count += strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
+            printf("  skipped %zu: %s\n", count, m.skipped[i].reason);
+        }
+    }
+    /* rows[i]: the row of case i, in the order of the expansion; with --resume the kept ones are filled first */
+    cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
+    cJSON *settings = hsdr_run_settings(&m, &opt);
+    if (!rows || !settings) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        free(rows);
+        cJSON_Delete(settings);
+        hsdr_matrix_free(&m);
+        return HSDR_EXIT_USAGE;
+    }
+    size_t nkept = 0;
+    char kept_from[1024] = "";
+    if (opt.resume) {
+        if (hsdr_run_load_previous_rows(&m, &opt, settings, rows, &nkept, kept_from, sizeof kept_from) != 0) {
+            free(rows);
+            cJSON_Delete(settings);
+            hsdr_matrix_free(&m);
+            return HSDR_EXIT_USAGE;
+        }
+        if (!kept_from[0])
+            printf("hsdr run --resume: nothing to resume in %s (no results.partial.jsonl or results.jsonl): running "
+                   "every case\n", opt.out_dir);
+        else
+            printf("hsdr run --resume: %zu of %zu cases already done in %s, %zu to run\n", nkept, m.ncases, kept_from,
+                   m.ncases - nkept);
+    }
+    if (opt.dry_run) {
+        char key[256];
+        for (size_t i = 0; i < m.ncases; i++) {
+            if (rows[i])
+                continue;
+            hsdr_case_key(&m.cases[i], key, sizeof key);
+            printf("%s\n", key);
+        }
+        for (size_t i = 0; i < m.ncases; i++)
+            cJSON_Delete(rows[i]);
+        free(rows);
+        cJSON_Delete(settings);
+        hsdr_matrix_free(&m);
+        return HSDR_EXIT_OK;
+    }
+    run_state rs = {.m = &m, .opt = &opt};
+    memset(&rs.pools, 0, sizeof rs.pools);
+    rs.context = hsdr_machine_context();
+    cJSON_AddStringToObject(rs.context, "matrix", m.source);
+    cJSON_AddNumberToObject(rs.context, "matrix_seed", (double)m.seed);
+    char shard[32];
+    snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
+    cJSON_AddStringToObject(rs.context, "shard", shard);
+    cJSON_AddItemToObject(rs.context, "settings", settings);
+    /* The journal. A fresh run starts it empty; a resumed one rewrites it with the kept rows (dropping a torn last
+     * line) and appends after them, so that a second interruption loses nothing either. */
+    cJSON **kept = malloc((nkept ? nkept : 1) * sizeof *kept);
+    hsdr_partial *partial = NULL;
+    if (kept) {
+        size_t k = 0;
+        for (size_t i = 0; i < m.ncases; i++)
+            if (rows[i])
+                kept[k++] = rows[i];
+        if (!opt.resume) {
+            char journal[1100];
+            struct stat st;
+            snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt.out_dir);
+            if (stat(journal, &st) == 0 && st.st_size > 0)
+                printf("hsdr run: %s: the rows of an interrupted run are discarded (--resume continues such a run)\n",
+                       journal);
+        }
+        partial = hsdr_results_partial_reopen(opt.out_dir, "results", kept, nkept, err, sizeof err);
+        free(kept);
+    }
+    if (!partial) {
+        fprintf(stderr, "hsdr run: %s\n", kept ? err : "out of memory");
+        for (size_t i = 0; i < m.ncases; i++)
+            cJSON_Delete(rows[i]);
+        free(rows);
+        cJSON_Delete(rs.context);
+        hsdr_matrix_free(&m);
+        return HSDR_EXIT_USAGE;
+    }
+    hsdr_stop_handlers handlers;
+    hsdr_run_stop_handlers_install(&handlers);
+    rs.t_start = hsdr_now_ns();
+    journal_ctx jc = {.journal = partial};
+    size_t done = hsdr_run_cases(&rs, rows, nkept, hsdr_run_stop_signal, journal_row, &jc);
+    hsdr_run_signals_writing();
+    /* A signal after the last case changes nothing: the run is complete. */
+    int interrupted = done < m.ncases ? hsdr_run_stop_signal() : 0;
+    /* from here on rows[0..done) are the done rows in the order of the expansion */
+    size_t k = 0;
+    for (size_t i = 0; i < m.ncases; i++)
+        if (rows[i])
+            rows[k++] = rows[i];
+    size_t failed, errors;
+    hsdr_run_count_status(rows, done, &failed, &errors);
+    cJSON *be = hsdr_breakeven_fit(rows, done);
+    /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
+    hsdr_run_add_facts(rs.context, &rs.pools);
+    rc = HSDR_EXIT_OK;
+    if (interrupted) {
+        int written = hsdr_run_write_interrupted(opt.out_dir, rows, done, m.ncases, interrupted) == 0;
+        hsdr_results_partial_close(partial, 0);
+        char cmd[2048];
+        hsdr_run_resume_command(argc, argv, cmd, sizeof cmd);
+        printf("\nhsdr run: interrupted by %s after %zu of %zu cases (%zu ok, %zu failed validation, %zu errors)",
+               hsdr_run_signal_name(interrupted), done, m.ncases, done - failed - errors, failed, errors);
+        if (!written)
+            printf("; the results could not be written (above)");
+        else if (done)
+            printf("; %s/results.jsonl (+ .csv) holds their rows, each marked \"partial\"", opt.out_dir);
+        else
+            printf("; no case finished, no results file written");
+        printf("\nhsdr run: the remaining %zu cases run with: %s\n", m.ncases - done, cmd);
+        /* as a shell reports a process ended by the signal: 128 + its number (130 SIGINT, 143 SIGTERM) */
+        rc = written ? 128 + interrupted : HSDR_EXIT_USAGE;
+    } else {
+        if (hsdr_run_write_complete(opt.out_dir, rows, done, be) != 0)
+            rc = HSDR_EXIT_USAGE;
+        hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);
+        if (!opt.quiet)
+            hsdr_run_print_summary(rows, done, be);
+        if (nkept)
+            printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m.ncases, nkept, kept_from,
+                   m.ncases - nkept, (hsdr_now_ns() - rs.t_start) / 1e9);
+        else
+            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - rs.t_start) / 1e9);
+        printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
+               m.ncases - failed - errors, failed, errors, opt.out_dir);
+    }
+    hsdr_run_stop_handlers_restore(&handlers);
+    for (size_t i = 0; i < done; i++)
+        cJSON_Delete(rows[i]);
+    free(rows);
+    cJSON_Delete(be);
+    cJSON_Delete(rs.context);
+    hsdr_run_pools_free(&rs.pools);
+    hsdr_matrix_free(&m);
+    if (rc == HSDR_EXIT_OK && (failed || errors))
+        rc = HSDR_EXIT_FAIL;
+    return rc;
+}

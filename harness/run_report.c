@@ -1,0 +1,70 @@
+/* After `hsdr run` (run_report.h): the summary table, the counts and the complete run's files. Depends on
+ * results.h and breakeven.h. */
+#include "run_report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "breakeven.h"
+#include "results.h"
+
+void hsdr_run_print_summary(cJSON **rows, size_t n, const cJSON *be)
+{
+    printf("\n%-14s %6s %6s %4s %3s %-4s %-10s %11s %7s %6s %7s %-11s\n", "variant", "K", "N", "R", "thr", "mode",
+           "dist", "median us", "GB/s", "%ceil", "x prod", "dominant");
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *r = rows[i];
+        const char *status = hsdr_row_str(r, "status");
+        printf("%-14s %6.0f %6.0f %4.0f %3.0f %-4s %-10s ", hsdr_row_str(r, "variant"), hsdr_row_num(r, "K"),
+               hsdr_row_num(r, "N"), hsdr_row_num(r, "R"), hsdr_row_num(r, "threads"), hsdr_row_str(r, "mode"),
+               hsdr_row_str(r, "distribution"));
+        if (strcmp(status, "ok") != 0) {
+            printf("%s\n", strcmp(status, "failed") == 0 ? "FAILED VALIDATION (not timed)" : "ERROR");
+            continue;
+        }
+        double ratio = hsdr_row_num(r, "ratio_to_production");
+        char rbuf[16] = "-";
+        if (!isnan(ratio))
+            snprintf(rbuf, sizeof rbuf, "%.2f", ratio);
+        printf("%11.1f %7.2f %6.1f %7s %-11s\n", hsdr_row_median(r) / 1e3, hsdr_row_num(r, "gb_per_s"),
+               hsdr_row_num(r, "pct_of_ceiling"), rbuf, hsdr_row_str(r, "dominant_stage"));
+    }
+    const cJSON *o;
+    if (cJSON_GetArraySize(be) > 0)
+        printf("\nbreak-even R (state sets vs direct, time per row fitted as a + b/R):\n");
+    cJSON_ArrayForEach(o, be)
+    {
+        double R = hsdr_row_num(o, "break_even_R");
+        printf("  K=%-6.0f threads=%.0f %-10s %-4s %-13s vs %-11s: ", hsdr_row_num(o, "K"), hsdr_row_num(o, "threads"),
+               hsdr_row_str(o, "distribution"), hsdr_row_str(o, "mode"), hsdr_row_str(o, "stateset"),
+               hsdr_row_str(o, "direct"));
+        if (isnan(R))
+            printf("none (%s)\n", hsdr_row_str(o, "note"));
+        else
+            printf("R* = %.1f\n", R);
+    }
+}
+
+
+void hsdr_run_count_status(cJSON **rows, size_t n, size_t *failed, size_t *errors)
+{
+    *failed = *errors = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *status = hsdr_row_str(rows[i], "status");
+        *failed += strcmp(status, "failed") == 0;
+        *errors += strcmp(status, "error") == 0;
+    }
+}
+
+int hsdr_run_write_complete(const char *out_dir, cJSON **rows, size_t n, const cJSON *be)
+{
+    char err[1024];
+    if (hsdr_results_write(out_dir, "results", rows, n, err, sizeof err) != 0 ||
+        hsdr_breakeven_write(out_dir, be, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
