@@ -32,7 +32,32 @@ typedef enum {
     HSDR_STAGE_COUNT
 } hsdr_stage;
 #define HSDR_STAGE_BIT(s) (1u << (s))
-const char *hsdr_stage_name(hsdr_stage s);
+/* The name of each stage, beside the enum so that every backend has it without the registry; a stage added above
+ * without a name here is a -Wswitch warning (an error with HSDR_WERROR). "?" for a value outside the enum. */
+static inline const char *hsdr_stage_name(hsdr_stage s)
+{
+    switch (s) {
+    case HSDR_STAGE_DECODE:
+        return "decode";
+    case HSDR_STAGE_ENCODE:
+        return "encode";
+    case HSDR_STAGE_ROUTE:
+        return "route";
+    case HSDR_STAGE_REDUCE:
+        return "reduce";
+    case HSDR_STAGE_SCALE:
+        return "scale";
+    case HSDR_STAGE_MATERIALIZE:
+        return "materialize";
+    case HSDR_STAGE_MERGE:
+        return "merge";
+    case HSDR_STAGE_CONVERT:
+        return "convert";
+    case HSDR_STAGE_COUNT:
+        break;
+    }
+    return "?";
+}
 
 /* What a variant produces (checked against the vectors' expectations of the same name). */
 enum {

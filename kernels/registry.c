@@ -14,17 +14,6 @@
 #include "reference_timed.h"
 #include "reference_variants.h"
 
-static const char *const stage_names[HSDR_STAGE_COUNT] = {
-    [HSDR_STAGE_DECODE] = "decode",   [HSDR_STAGE_ENCODE] = "encode", [HSDR_STAGE_ROUTE] = "route",
-    [HSDR_STAGE_REDUCE] = "reduce",   [HSDR_STAGE_SCALE] = "scale",   [HSDR_STAGE_MATERIALIZE] = "materialize",
-    [HSDR_STAGE_MERGE] = "merge",     [HSDR_STAGE_CONVERT] = "convert",
-};
-
-const char *hsdr_stage_name(hsdr_stage s)
-{
-    return (unsigned)s < HSDR_STAGE_COUNT ? stage_names[s] : "?";
-}
-
 #define ST(s) HSDR_STAGE_BIT(HSDR_STAGE_##s)
 #define D(s) [HSDR_STAGE_##s]
 
