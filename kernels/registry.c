@@ -1,11 +1,16 @@
-/* THE table of variants. Add a variant here and nowhere else. */
+/* THE table of variants. Add a variant here and nowhere else.
+ * cpu.* variants: x86-64 only (SSSE3/AVX2 intrinsics). CMakeLists.txt builds kernels/cpu/ and defines
+ * HSDR_CPU_KERNELS only there; elsewhere the table has no cpu.* rows (`hsdr list` shows none, and the configure step
+ * says why). */
 #include <string.h>
 
+#ifdef HSDR_CPU_KERNELS
 #include "cpu/avx2_ptq1_0.h"
 #include "cpu/direct_avx2.h"
 #include "cpu/planar2_avx2.h"
 #include "cpu/production_ssse3.h"
 #include "cpu/stateset_avx2.h"
+#endif
 #include "cuda/cuda.h"
 #include "vulkan/vk.h"
 #include "kernel.h"
@@ -88,7 +93,8 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 8, D(MATERIALIZE) = 2},
      .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
      .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_q1516_rows, .stage = hsdr_reft_q1516_stage},
-    /* ---- CPU kernels (kernels/cpu/) ---- */
+    /* ---- CPU kernels (kernels/cpu/): x86-64 only (SSSE3/AVX2 intrinsics), so only in an x86-64 build ---- */
+#ifdef HSDR_CPU_KERNELS
     {.name = "cpu.production", .backend = "cpu", .family = "production",
      .summary = "production PTQ1_0 x Q8_0 (the fork's x86 design): SSSE3 compare-form digits, maddubs(d,q) - "
                 "maddubs(1,q), four int32 sub-block sums, fused fp32 sequence",
@@ -186,6 +192,7 @@ const hsdr_variant hsdr_registry[] = {
      .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,
      .scratch_bytes = hsdr_cpu_tile64_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,
      .rows = hsdr_cpu_tile64_rows, .stage = hsdr_cpu_tile64_stage},
+#endif
     /* ---- CUDA (kernels/cuda/): timed by the device's clock (CUDA events) through their device ops ---- */
     {.name = "cuda.production", .backend = "cuda", .family = "production",
      .summary = "the fork's one-column PTQ1_0 mat-vec as dispatched on sm_89+ (docs/cuda-production.md): Q8_1 "

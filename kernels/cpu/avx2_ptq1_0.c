@@ -25,6 +25,7 @@
  *   scale (sumi), merge (weight scales and sumf). */
 #include "avx2_ptq1_0.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "../../reference/q8.h"
 #include "production_ssse3.h"
 #include "../stages.h"
+#include "cpu_features.h"
 
 static size_t align64(size_t n)
 {
@@ -83,10 +85,6 @@ void hsdr_cpu_avx2_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_avx2_unavailable(void)
@@ -422,25 +420,3 @@ void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void 
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-const char *hsdr_cpu_avx2_unavailable(void)
-{
-    return "x86-64 only (AVX2 + FMA + F16C)";
-}
-size_t hsdr_cpu_avx2_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_avx2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif
-

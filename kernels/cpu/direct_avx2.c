@@ -30,6 +30,7 @@
 #include "direct_avx2.h"
 #include "flns_avx2.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@
 #include "../../reference/hsdr.h"
 #include "../../reference/lns8.h"
 #include "../../reference/lns8_const.h"
+#include "cpu_features.h"
 
 #define QK 128
 #define BLK 28
@@ -81,10 +83,6 @@ static inline int64_t q_materialize(int64_t S, double d, double scale2)
 
 enum kind { K_DIRECT, K_FLNS, K_Q1516 };
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_direct_unavailable(void)
@@ -698,78 +696,6 @@ static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
     free(w), free(act), free(scr), free(y);
     return 0;
 }
-
-#else /* not x86-64 */
-
-const char *hsdr_cpu_direct_unavailable(void)
-{
-    return "x86-64 only (AVX2, FMA, F16C)";
-}
-int hsdr_cpu_direct_prepare(const uint8_t *w, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen)
-{
-    (void)w, (void)K, (void)N, (void)prepared, (void)bytes;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-void hsdr_cpu_direct_release(void *prepared)
-{
-    free(prepared);
-}
-size_t hsdr_cpu_direct_act_bytes(int K)
-{
-    return (size_t)K;
-}
-static void prologue_none(const hsdr_exec *e)
-{
-    (void)e;
-}
-void hsdr_cpu_direct_prologue(const hsdr_exec *e)
-{
-    prologue_none(e);
-}
-size_t hsdr_cpu_direct_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-static void rows_none(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_flns_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_q1516_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_direct_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_flns_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_q1516_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
-{
-    (void)io, (void)kind;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif
 
 int hsdr_cpu_direct_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {

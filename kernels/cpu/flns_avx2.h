@@ -4,6 +4,7 @@
  * (blends), table lookups as gathers. Exact: the roots equal the reference's. */
 #ifndef HSDR_CPU_FLNS_AVX2_H
 #define HSDR_CPU_FLNS_AVX2_H
+#include <immintrin.h>
 #include <stdint.h>
 
 /* The tables of one F (0..8), built on first use by any thread (the others wait); NULL for a bad F or out of
@@ -17,8 +18,6 @@ typedef struct {
 } flns_tab;
 const flns_tab *hsdr_cpu_flns_tables(int F);
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define HSDR_FLNS_TARGET __attribute__((target("avx2,fma,f16c")))
 /* (Lambda, sign) of 8 rows */
 typedef struct {
@@ -93,7 +92,5 @@ HSDR_FLNS_TARGET static inline __m256d vvalue4(const flns_tab *t, vfl r, int F, 
         _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(m), _mm256_set1_epi64x(1023)), 52));
     return _mm256_mul_pd(_mm256_mul_pd(pf, p2), _mm256_cvtepi32_pd(sg)); /* sign 0 (absent) gives 0 */
 }
-
-#endif
 
 #endif

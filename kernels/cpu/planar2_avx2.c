@@ -26,6 +26,7 @@
  *   (subtract sum q, cvt, sumi chain), merge (sumf chain). */
 #include "planar2_avx2.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,8 +174,6 @@ void hsdr_cpu_planar2_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 TARGET static inline __m256i bcast_q(const int8_t *p)
@@ -403,20 +402,3 @@ void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, vo
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_planar2_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

@@ -18,6 +18,7 @@
  *   while this one is computed.
  *   Stages: convert (prepare), encode (quantize, permute, sums), decode (shift/and), reduce (maddubs/add/madd and
  *   the 8-row transpose), scale (subtract sum q, cvt, sumi chain), merge (sumf chain). */
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +81,6 @@ void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 /* decode: the four code vectors of one block's qs (weights 4b + j in lane b; j = 1, 3 four times too large). */
@@ -339,20 +338,3 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

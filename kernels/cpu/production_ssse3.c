@@ -10,6 +10,7 @@
  *   Stages: encode (quantize), decode (digit extraction), reduce (maddubs/madd/hadd), scale (sumi), merge (sumf). */
 #include "production_ssse3.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "../../reference/matvec.h"
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
+#include "cpu_features.h"
 
 void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
 {
@@ -31,10 +33,6 @@ void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
     }
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("ssse3,fma,f16c")))
 
 const char *hsdr_cpu_production_unavailable(void)
@@ -357,39 +355,3 @@ void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1,
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d)
-{
-    hsdr_q8_0_quantize_x86(x, (size_t)K, q);
-    for (int b = 0; b < K / 32; b++)
-        d[b] = hsdr_fp16_to_fp32(q[b].d);
-}
-
-const char *hsdr_cpu_production_unavailable(void)
-{
-    return "x86-64 only (SSSE3 + FMA)";
-}
-size_t hsdr_cpu_production_act_bytes(int K)
-{
-    return (size_t)K;
-}
-size_t hsdr_cpu_production_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_production_prologue(const hsdr_exec *e)
-{
-    (void)e;
-}
-void hsdr_cpu_production_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

@@ -23,6 +23,7 @@
  *   out or doubled; the buffers cost far less than the reduce. */
 #include "stateset_avx2.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +128,6 @@ void hsdr_cpu_ss_merge_row(const hsdr_exec *e, int r, const double *g)
     e->y[r] = (float)ldexp(y, hsdr_cpu_ss_prescale(e) - 9);
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,bmi")))
 
 const char *hsdr_cpu_ss_unavailable(void)
@@ -559,30 +558,3 @@ int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *er
     (void)v;
     return hsdr_cpu_ss_matvec(io, hsdr_cpu_stateset_scratch_bytes(io->K, 1), ss_counts, err, errlen);
 }
-
-#else /* not x86-64 */
-
-const char *hsdr_cpu_ss_unavailable(void)
-{
-    return "x86-64 only (AVX2, POPCNT, BMI1)";
-}
-size_t hsdr_cpu_stateset_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_stateset_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_stateset_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif

@@ -12,15 +12,13 @@
  *   Stages: encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge. */
 #include "stateset_avx2.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../reference/hsdr.h"
 #include "../../reference/ptq1_0.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
 
 static size_t align64(size_t n)
 {
@@ -244,26 +242,3 @@ int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err,
     (void)v;
     return hsdr_cpu_ss_matvec(io, hsdr_cpu_tile64_scratch_bytes(io->K, 1), t64_counts, err, errlen);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_tile64_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif
