@@ -2,9 +2,9 @@
 // vulkan.dmmv: the fork's generic fp32 dequantizing mat-vec for one PTQ1_0 column, as it runs on NVIDIA for
 // K <= 4096 (mul_mat_vec_ptq1_0_f32_f32 from mul_mat_vec.comp at PrismML-Eng/llama.cpp 5a398c96;
 // docs/vulkan-production.md section 3b). x is read as fp32 (binding ACT), no quantization. y is held bit for bit to
-// hsdr_matvec_q8_1 with hsdr_q8_1_order {vk_wg = workgroup, vk_sg = subgroup, vk_dmmv}: the fork's operations in the
-// fork's order, with the choices it leaves to the device pinned: dot's additions in order, the multiply by d and the
-// add fused (fma_f32), a fixed xor butterfly of shuffles instead of subgroupAdd.
+// hsdr_matvec_q8_1 in HSDR_Q8_1_DEQUANT_FP32 {lanes = subgroup size, groups = the workgroup's subgroups}: the fork's
+// operations in the fork's order, with the choices it leaves to the device pinned: dot's additions in order, the
+// multiply by d and the add fused (fma_f32), a fixed xor butterfly of shuffles instead of subgroupAdd.
 //
 // A workgroup takes RPW = 2 rows. Invocation tid takes the 8 consecutive weights from c = 8 (j wg + tid) in
 // iterations j = 0, 1, ... while c < K (always inside one 128-block): per row s = ((x_c t_c + ..) + ..) over c .. c + 3
