@@ -135,8 +135,9 @@ const hsdr_variant hsdr_registry[] = {
      * of route) and the reduce to A[8] of kernels/cpu/direct_avx2.c; they differ from scale on (their depths:
      * kernels/cpu/direct_avx2.h). */
     {.name = "cpu.direct", .backend = "cpu", .family = "direct",
-     .summary = "AVX2 direct 8-phase, vectorized over 8 rows: row-interleaved PTQ1_0 (convert), digits by compare "
-                "form, per phase lane pairs s2^(q-1) x 8-row digit pairs in vpmaddwd, prefix slots -> exact A[8]",
+     .summary = "AVX2 direct 8-phase, vectorized over 16 rows: row-interleaved PTQ1_0 (convert), digits by x3 steps "
+                "in 16-bit lanes, per phase lane pairs s2^(q-1) x 16-row digit pairs in two vpmaddwd, prefix slots -> "
+                "exact A[8]",
      .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A,
      .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
      .precision = 32, .unavailable = hsdr_cpu_direct_unavailable, .matvec = hsdr_cpu_direct_matvec,
@@ -146,8 +147,8 @@ const hsdr_variant hsdr_registry[] = {
      .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
      .rows = hsdr_cpu_direct_rows, .stage = hsdr_cpu_direct_stage},
     {.name = "cpu.flns", .backend = "cpu", .family = "flns",
-     .summary = "cpu.direct's exact A[8] (8-row pairs), then the fLNS tree (F, b) per group on cached LC/kappa "
-                "tables",
+     .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), then the fLNS tree (F, b) per group, 8 rows a "
+                "vector, on cached LC/kappa tables",
      .outputs = HSDR_OUT_FLNS | HSDR_OUT_A,
      .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
      .precision = 32, .unavailable = hsdr_cpu_direct_unavailable, .matvec = hsdr_cpu_flns_matvec,
@@ -157,7 +158,7 @@ const hsdr_variant hsdr_registry[] = {
      .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
      .rows = hsdr_cpu_flns_rows, .stage = hsdr_cpu_flns_stage},
     {.name = "cpu.q1516", .backend = "cpu", .family = "q1516",
-     .summary = "cpu.direct's exact A[8] (8-row pairs), S = sum A[p] C31[p] (int64), Q15.16 per group "
+     .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), S = sum A[p] C31[p] (int64), Q15.16 per group "
                 "materialized, int64 SIMD merge across groups",
      .outputs = HSDR_OUT_Q1516 | HSDR_OUT_A,
      .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MATERIALIZE) | ST(MERGE),
