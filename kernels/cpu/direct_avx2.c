@@ -1,32 +1,38 @@
-/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2
+/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2, vectorized over 16 rows
  * (spec/lns8.md sections 2, 3, 5, 6).
- *
- *   Idea (cpu.direct / flns / q1516): vectorize over ROWS, not lanes. A[p] = sum over lanes with k != 0 and phase p
- *   of s t 2^q; with the activation fixed per matvec, the prologue sorts each group's lanes by phase and pairs them
- *   (a lone lane pairs with a zero; an empty phase gets one zero pair). For a pair (i, j) of phase p and 16 rows, one
- *   vpunpck{l,h}wd of the two lanes' 16-row digit columns + two vpmaddwd against the broadcast int16 activations
- *   (s 2^(q-1), s 2^(q-1)) give 16 rows of u_i a_i + u_j a_j: ~66 pairs per group replace 64 vpmaddwd PER ROW of the
- *   dense form. A running prefix sum is stored after every pair (sequential addresses); each phase's last pair gives
- *   its slot, A_p / 2 = slot_p - slot_(p-1) - sum(a_p) (digits are u = t + 1 in {0, 1, 2}; the phase sums are
- *   prologue constants). a = s 2^(q-1) because 2^15 does not fit int16; lanes with q = 0 (codes 1..7) are listed per
- *   group and added exactly afterwards. All integer, exact.
- *   Layouts: convert (prepare) = PTQ1_0 bytes transposed per 16-row block: for each group 26 byte columns of 16 rows,
- *   then the 16 fp16 scales (448 bytes per 16 row-groups: the PTQ1_0 footprint). Decode: per column
- *   v = byte << 8 in 16-bit lanes, digit n = mulhi_epu16(v, 3), v = mullo_epi16(v, 3): digits land as
- *   D[lane][16 rows] int16 (4 KiB, L1). Products come out in vpunpck row order (ROWMAP), scales stored in that order.
- *   Activations (prologue): AVX2 LNS8 encoder bit-identical to the reference (exact mantissa thresholds,
- *   saturation, half_min, automatic pre-scale; Inf/NaN inputs fall back to the reference), then the pair program.
- *   Finishes per group and 8 rows: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over groups in
- *   fp64; flns: the fLNS tree on 8 rows at once (kernels/cpu/flns_avx2.h: leaf bitlen from the fp32 exponent, LC /
- *   kappa by gathers from tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a table; q1516: per row
- *   S = sum A[p] C31[p] (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference formulas), Q stored per group, int64
- *   AVX2 sum over groups.
- *   Stages: convert, encode, route (pair program), decode (digits), reduce (pairs -> A), scale (phase combination /
- *   tree / S), materialize (q1516), merge. Rows: any r0..r1 (16-row blocks, rows outside the range discarded).
- *
- *   Tried first and dropped (slower): one row at a time with the lanes in SIMD: the prologue materialized 8 dense
- *   int16 phase vectors per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd
- *   transpose to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
+ *   Idea     vectorize over ROWS, not lanes: once per matvec each group's lanes are sorted by phase and paired; per
+ *            pair of phase p, two vpmaddwd of the two lanes' 16-row digit columns against their broadcast int16
+ *            activations give 16 rows' share of A[p], and the differences of a running prefix give the exact A[8].
+ *   Layout   weights (prepare = the convert stage; rows padded to a multiple of 16 with zero blocks): PTQ1_0 bytes
+ *            transposed per 16-row block: per (block, group) 26 byte columns of 16 rows, then the 16 fp16 scales in
+ *            ROWMAP order (448 bytes: the PTQ1_0 footprint). Activations (prologue): the LNS8 codes and pre-scale,
+ *            then per group the pair program (pair_prog). Scratch: the digits D[lane][16 rows] (4 KiB, L1), the
+ *            running prefixes, and the stage-alone hand-overs (block_scratch).
+ *   Stages   convert, encode (AVX2 LNS8 encoder), route (pair program), decode (digits), reduce (pairs -> A), scale
+ *            (phase combination / fLNS tree / S), materialize (q1516), merge.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.direct *'
+ *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.flns *'
+ *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.q1516 *'
+ *   Reduce   A[p] = sum over lanes with k != 0 and phase p of s t 2^q. A lone lane pairs with a zero; an empty phase
+ *            gets one zero pair. For a pair (i, j) one vpunpck{l,h}wd of the two lanes' digit columns + two vpmaddwd
+ *            against (s 2^(q-1), s 2^(q-1)) give 16 rows of u_i a_i + u_j a_j: ~66 pairs per group replace 64
+ *            vpmaddwd PER ROW of the dense form. The running prefix is stored after every pair (sequential
+ *            addresses); each phase's last pair gives its slot, A_p / 2 = slot_p - slot_(p-1) - sum(a_p) (digits are
+ *            u = t + 1 in {0, 1, 2}; the phase sums are prologue constants). a = s 2^(q-1) because 2^15 does not fit
+ *            int16; lanes with q = 0 (codes 1..7) are listed per group and added exactly afterwards. All integer.
+ *            Products come out in vpunpck row order (ROWMAP): row positions 8 h .. 8 h + 7 in A[2 p + h].
+ *   Decode   per byte column v = byte << 8 in 16-bit lanes, digit n = mulhi_epu16(v, 3), v = mullo_epi16(v, 3).
+ *   Encode   the AVX2 LNS8 encoder is bit-identical to the reference (exact mantissa thresholds, saturation,
+ *            half_min, automatic pre-scale); Inf/NaN inputs fall back to the reference.
+ *   Finishes per group, on each 8-row half: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over
+ *            the groups in fp64; flns: the fLNS tree on 8 rows at once (flns_avx2.h: leaf bitlen from the fp32
+ *            exponent, LC / kappa by gathers from tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a
+ *            table; q1516: per row S = sum A[p] C31[p] (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference
+ *            formulas), Q stored per group, an int64 AVX2 sum over the groups.
+ *   Rows     any r0..r1: whole 16-row blocks are computed, the rows outside the range are not stored.
+ *   Dropped  (slower) one row at a time with the lanes in SIMD: the prologue materialized 8 dense int16 phase vectors
+ *            per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd transpose
+ *            to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
 #include "direct_avx2.h"
 #include "flns_avx2.h"
 

@@ -1,8 +1,7 @@
 /* cpu.direct / cpu.flns / cpu.q1516: the AVX2 direct 8-phase reduction vectorized over 16 rows (exact A[8] per group
  * from phase-sorted lane pairs and vpmaddwd), finished as an fp64 phase combination, the fLNS tree (8 rows per
- * vector) or the Q15.16 integer materialization. Depth: per 128-lane group; the reduce chain is the running prefix
- * over ~66 pairs.
- * (kernels/cpu/direct_avx2.c) */
+ * vector) or the Q15.16 integer materialization. Layout, stages and how to time them: direct_avx2.c.
+ * Depths (the registry's rows): per 128-lane group; the reduce chain is the running prefix over ~66 pairs. */
 #ifndef HSDR_CPU_DIRECT_AVX2_H
 #define HSDR_CPU_DIRECT_AVX2_H
 #include "../kernel.h"

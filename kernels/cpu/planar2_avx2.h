@@ -1,8 +1,9 @@
-/* Two AVX2 2-bit baselines, bit-identical to the production PTQ1_0 x Q8_0 fused sequence (spec/ptq1_0.md 4, 7):
+/* Two AVX2 2-bit baselines, bit-identical to the production PTQ1_0 x Q8_0 fused sequence (spec/ptq1_0.md 4, 7), and
+ * the activations they share:
  *   cpu.planar2  PTQ1_0 converted once to a predecoded 2-bit planar form, rows interleaved in groups of 8
- *                (kernels/cpu/planar2_avx2.c);
+ *                (planar2_avx2.c: idea, layout, stages, how to time it);
  *   cpu.pq2_0    PTQ1_0 converted once to standard PQ2_0 blocks (34 bytes, 2.125 bpw), row-major
- *                (kernels/cpu/pq2_0_avx2.c). */
+ *                (pq2_0_avx2.c: likewise). */
 #ifndef HSDR_CPU_PLANAR2_AVX2_H
 #define HSDR_CPU_PLANAR2_AVX2_H
 #include "../kernel.h"

@@ -1,12 +1,14 @@
 /* cpu.stateset (stateset_avx2.c): 128-lane reusable activation state sets, per-row AND/POPCOUNT over the occupied
  * states only; cpu.tile64 (tile64_avx2.c): the same with 64-lane tiles. Both share the converted weights (planar
- * masks + fp32 scales), the LNS8 prologue, the tile analysis and the scale / merge stages of stateset_avx2.c.
+ * masks + fp32 scales), the LNS8 prologue, the tile analysis and the scale / merge stages of stateset_avx2.c. Layout,
+ * stages and how to time them: the two .c files.
  *
- * Critical-path depths per 128-lane group, for a typical Gaussian tile (~42 occupied states per 128 lanes, ~32 per
- * 64): route = occupancy (16 dependent ORs + 4 to combine + 2 to transpose) + the extraction walk over the occupied
- * states (42; tile64: 8 + 4 + 2 + 32); reduce = one count (AND, pshufb, add, psadbw, shift: 5) + the running sum
- * over the group's entries (43 with padding) + the phase fold (8) (tile64: ANDN, POPCNT, sub, shift + 32 entries +
- * 3); scale = convert, multiply, 3 dependent adds per half, join, times d (7); merge: sequential over K/128 groups. */
+ * Critical-path depths (the registry's rows) per 128-lane group, for a typical Gaussian tile (~42 occupied states
+ * per 128 lanes, ~32 per 64): route = occupancy (16 dependent ORs + 4 to combine + 2 to transpose) + the extraction
+ * walk over the occupied states (42; tile64: 8 + 4 + 2 + 32); reduce = one count (AND, pshufb, add, psadbw, shift:
+ * 5) + the running sum over the group's entries (43 with padding) + the phase fold (8) (tile64: ANDN, POPCNT, sub,
+ * shift + 32 entries + 3); scale = convert, multiply, 3 dependent adds per half, join, times d (7); merge:
+ * sequential over K/128 groups. */
 #ifndef HSDR_CPU_STATESET_AVX2_H
 #define HSDR_CPU_STATESET_AVX2_H
 #include "../kernel.h"

@@ -1,15 +1,17 @@
 /* cpu.tile64: reusable 64-lane activation state sets + POPCOUNT (spec/lns8.md section 4, "Tile64").
- *   Idea: as cpu.stateset, but each 128-lane group is two 64-lane tiles, so a state mask is ONE uint64 and the
- *   per-row work is scalar: per occupied state and row, two ANDN + two POPCNT + one subtraction, the count shifted by
- *   q into a running sum (entries sorted by phase, then q; A[p] += running sum across phase p). A 64-lane tile
- *   occupies more states per lane (~32 per 64 lanes against ~42 per 128), so a group costs ~64 cheap states instead
- *   of ~42 wide ones. Two rows share each entry load. C of the group = sum of its two tiles' counts (checking
- *   interface only). The build is cpu.stateset's scatter-free tile analysis (hsdr_cpu_ss_analyze) on 64 lanes.
- *   Layouts: converted weights, activations, scale and merge are cpu.stateset's (stateset_avx2.c): per (row, group)
- *     {nz[0], nz[1], neg[0], neg[1]}, word t = lanes 64t..64t+63 = tile t of the group. Per-thread scratch: per tile
- *     a head {N_a, first entry, entry count, phase ends[8]}, a compact pool of entries S_k (uint64) with their q and
- *     k (all 2G tiles of the current R-row block), the running sums of one tile (2 rows), then A[2][G][8], G_g[G].
- *   Stages: encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge. */
+ *   Idea     cpu.stateset with each 128-lane group as two 64-lane tiles, so a state mask is ONE uint64 and the
+ *            per-row work is scalar: per occupied state and row two ANDN + two POPCNT + one subtraction, shifted by q
+ *            into a running sum; ~64 cheap states a group (~32 per tile) instead of ~42 wide ones.
+ *   Layout   weights, activations, scale and merge are cpu.stateset's (stateset_avx2.c): per (row, group)
+ *            {nz[0], nz[1], neg[0], neg[1]}, word t = lanes 64t..64t+63 = tile t of the group. Per-thread scratch:
+ *            per tile a head {N_a, first entry, entry count, phase ends[8]}, a compact pool of entries S_k (uint64)
+ *            with their q and k (all 2G tiles of the current R-row block), the running sums of one tile (2 rows),
+ *            then A[2][G][8], G_g[G].
+ *   Stages   encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.tile64 *'
+ *   Details  entries sorted by phase, then q (A[p] += running sum across phase p). Two rows share each entry load.
+ *            C of the group = sum of its two tiles' counts (checking interface only). The build is cpu.stateset's
+ *            scatter-free tile analysis (hsdr_cpu_ss_analyze) on 64 lanes. */
 #include "stateset_avx2.h"
 
 #include <immintrin.h>
