@@ -1,6 +1,9 @@
 /* The CUDA backend's C entry points, called from the registry (kernels/registry.c). Built from the .cu files of
  * kernels/cuda/ when CMake finds nvcc (HSDR_CUDA); otherwise kernels/cuda/stub.c provides the same functions, and
- * every CUDA variant reports why it cannot run. */
+ * every CUDA variant reports why it cannot run. Each kernel file's head says its idea, layouts and stages.
+ * Time a variant: ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.direct *' (the
+ * default matrix's 64 rows; scripts/gpu-bench.sh runs the GPU matrix: 16384 rows, bonsai2-27b's GEMVs, hot and
+ * cold, 1..8 columns). */
 #ifndef HSDR_CUDA_H
 #define HSDR_CUDA_H
 #include <stddef.h>
