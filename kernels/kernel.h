@@ -169,8 +169,8 @@ struct hsdr_variant {
     /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the order of the reference sequence
      * (hsdr_matvec_q8_1, reference/matvec.h) whose fp32 y the variant reproduces bit for bit on a K x N matrix. */
     hsdr_q8_1_order (*q8_1_order)(int K, int N);
-    /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad =
-     * index. */
+    /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0, or an LNS8 status with the
+     * index in *bad. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
     int (*auto_prescale)(const float *x, size_t n, int *e, size_t *bad);
 
