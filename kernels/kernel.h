@@ -1,6 +1,7 @@
 /* The variant interface. Every implementation of a matvec path -- the scalar reference, baselines and HSDR
- * experiments on every backend -- is one hsdr_variant in the ONE table of kernels/registry.c. The CLI, `hsdr check`,
- * `hsdr list`, the tests (and later the matrix, gbench and plots) derive their lists from that table.
+ * experiments on every backend -- is one hsdr_variant in the ONE table of kernels/registry.c. The CLI (`hsdr list`,
+ * `hsdr check`, the matrix of `hsdr run`), gbench, the tests and, through the results, the plots derive their lists
+ * from that table.
  *
  * A variant computes a batch-1 matvec over PTQ1_0 weights and fills the outputs it declares (HSDR_OUT_*); the
  * checker compares every declared output for which a test vector has an expectation: integers exactly, floats
@@ -14,7 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-#include "matvec.h" /* hsdr_q8_1_order */
+#include "matvec.h" /* hsdr_q8_1_order: the reference's fp32 summation orders */
 #ifdef __cplusplus
 }
 #endif
@@ -32,7 +33,32 @@ typedef enum {
     HSDR_STAGE_COUNT
 } hsdr_stage;
 #define HSDR_STAGE_BIT(s) (1u << (s))
-const char *hsdr_stage_name(hsdr_stage s);
+/* The name of each stage, beside the enum so that every backend has it without the registry; a stage added above
+ * without a name here is a -Wswitch warning (an error with HSDR_WERROR). "?" for a value outside the enum. */
+static inline const char *hsdr_stage_name(hsdr_stage s)
+{
+    switch (s) {
+    case HSDR_STAGE_DECODE:
+        return "decode";
+    case HSDR_STAGE_ENCODE:
+        return "encode";
+    case HSDR_STAGE_ROUTE:
+        return "route";
+    case HSDR_STAGE_REDUCE:
+        return "reduce";
+    case HSDR_STAGE_SCALE:
+        return "scale";
+    case HSDR_STAGE_MATERIALIZE:
+        return "materialize";
+    case HSDR_STAGE_MERGE:
+        return "merge";
+    case HSDR_STAGE_CONVERT:
+        return "convert";
+    case HSDR_STAGE_COUNT:
+        break;
+    }
+    return "?";
+}
 
 /* What a variant produces (checked against the vectors' expectations of the same name). */
 enum {
@@ -44,9 +70,8 @@ enum {
     HSDR_OUT_C = 1u << 5,      /* state counts per group, exact */
     HSDR_OUT_Q1516 = 1u << 6,  /* Q15.16 per group and per row, within the spec bound */
     HSDR_OUT_FLNS = 1u << 7,   /* fLNS root (lambda, sign) per group, exact */
-    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to the variant's reference sequence (hsdr_matvec_q8_1 in
-                                  its q8_1_order: the CUDA Q8_1 kernels, the Vulkan q8_1 integer-dot and fp32
-                                  dequantizing paths), computed by the checker from the case's weights and x */
+    HSDR_OUT_Y_Q8_1 = 1u << 8, /* y_f32 bit-identical to the reference sequence the variant names (hsdr_matvec_q8_1
+                                  in v->q8_1_order(K, N)), computed by the checker from the case's weights and x */
 };
 
 /* Inputs and outputs of one matvec. Output pointers are NULL when not wanted; a variant writes only those it
@@ -87,10 +112,10 @@ typedef struct {
 
 typedef struct hsdr_variant hsdr_variant;
 
-/* Device backends (CUDA, Vulkan, Metal). A backend supplies only what it alone can do: set up a case, enqueue one
- * launch of it, and read its own clock. Everything else -- warm-up, repetitions and the stopping rule, cold rotation
- * over the weight copies, rounds of several variants, the read ceiling -- is harness/timing.c's, the same for every
- * backend. One timed sample is
+/* Device backends (kernels that run on an accelerator). A backend supplies only what it alone can do: set up a
+ * case, enqueue one launch of it, and read its own clock. Everything else -- warm-up, repetitions and the stopping
+ * rule, cold rotation over the weight copies, rounds of several variants, the read ceiling -- is harness/timing.c's,
+ * the same for every backend. One timed sample is
  *
  *     mark(run, 0);  enqueue(run, copy, ...);  mark(run, 1);  elapsed(run, &ns);
  *
@@ -122,8 +147,8 @@ typedef struct {
     /* The device's plain streaming read (the ceiling of the roofline): a run over ncopies buffers of `bytes` whose
      * enqueue(run, copy, -1, 0, 0) reads copy `copy` once; timed like any other run. */
     int (*read_create)(size_t bytes, int ncopies, hsdr_device_run **run, char *err, size_t errlen);
-    /* A whole token: the full launches of runs[0..n) (each on its copy 0 with its last set_input), captured once into
-     * one graph or command sequence; a run whose enqueue(run, 0, -1, 0, 0) replays it. runs outlive it. */
+    /* A whole token: the full launches of runs[0..n) (each on its copy 0 with its last set_input), recorded once into
+     * one replayable sequence; a run whose enqueue(run, 0, -1, 0, 0) replays it. runs outlive it. */
     int (*token_create)(hsdr_device_run *const *runs, int n, hsdr_device_run **token, char *err, size_t errlen);
     const void *impl;              /* the backend's own table for this variant (its kernels), opaque here */
 } hsdr_device_ops;
@@ -141,11 +166,11 @@ struct hsdr_variant {
     const char *(*unavailable)(void);
     /* Checking interface: the whole matvec with every declared output. Returns 0, or non-zero with a message. */
     int (*matvec)(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
-    /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the reference sequence for a K x N matrix
-     * (hsdr_matvec_q8_1: lanes and warps per row, the PT kernel's four accumulators, or a Vulkan workgroup and
-     * subgroup, q8_1 or fp32 dequantizing). */
+    /* HSDR_OUT_Y_Q8_1 (required there; test_q8_1_warp checks it): the order of the reference sequence
+     * (hsdr_matvec_q8_1, reference/matvec.h) whose fp32 y the variant reproduces bit for bit on a K x N matrix. */
     hsdr_q8_1_order (*q8_1_order)(int K, int N);
-    /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0 or an LNS8 status, *bad = index. */
+    /* LNS8 encoder (HSDR_OUT_CODEC variants): codes of x with pre-scale e; returns 0, or an LNS8 status with the
+     * index in *bad. */
     int (*encode_lns8)(const float *x, size_t n, int e, uint8_t *codes, size_t *bad);
     int (*auto_prescale)(const float *x, size_t n, int *e, size_t *bad);
 

@@ -1,12 +1,18 @@
-/* The scalar reference as timed pipelines: every stage is a separate loop over a buffer, so a stage can run alone,
- * be left out or be doubled (ablation), and the fused run is exactly the sequence of stages. These are the slow,
- * readable baselines of the harness; the optimized kernels live in kernels/cpu/ and fuse stages in registers.
- *
- * Per matvec (prologue, thread with row 0):  encode x -> LNS8 codes + pre-scale (or Q8_0 blocks);
- *                                             direct paths: route codes -> per-lane phase and signed 2^q
- * Per row (rows): decode PTQ1_0 -> t[K] | state sets: route = build the tiles every R rows, reduce = POPCOUNT
- *                 counts folded to A | reduce -> A[8] per group (or Q8_0 integer sums) | scale -> G_g |
- *                 materialize (Q15.16) | merge -> y. */
+/* The scalar reference as timed pipelines (ref.exact, ref.q8_0, ref.direct, ref.stateset, ref.tile64, ref.flns,
+ * ref.q1516): the slow, readable baselines of the harness; the optimized kernels live in kernels/cpu/.
+ *   Idea     every stage is a separate loop over a buffer, so a stage can run alone, be left out or be doubled
+ *            (ablation), and the fused run is exactly the sequence of stages; the arithmetic is reference/'s as
+ *            written (sequential accumulation: the registry's depths are those of these loops).
+ *   Layout   weights: PTQ1_0 as stored; ref.stateset and ref.tile64 convert them once into planar masks (per group
+ *            nz[2], neg[2]) and then every group's scale as a double (hsdr_reft_masks_prepare). Activations: LNS8
+ *            [int e][codes K][route: int32 value K][uint8 phase K], or Q8_0 blocks (ref.q8_0); ref.exact reads x.
+ *            Scratch: each pipeline's per-row hand-over buffers (t[K], A, G_g, S / Q, isum, sumi).
+ *   Stages   per matvec (prologue, the thread with row 0): encode x -> LNS8 codes + pre-scale (or Q8_0 blocks); the
+ *            direct paths also route codes -> per-lane phase and signed 2^q. Per row (rows): decode PTQ1_0 -> t[K] |
+ *            state sets: route = build the tiles every R rows, reduce = POPCOUNT counts folded to A | reduce -> A[8]
+ *            per group (or Q8_0 integer sums) | scale -> G_g | materialize (Q15.16) | merge -> y.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=ref.direct *' (ref.exact, ref.q8_0, ref.stateset,
+ *            ref.tile64, ref.flns, ref.q1516 likewise; the default matrix skips them at model sizes) */
 #include "reference_timed.h"
 
 #include <math.h>
@@ -155,7 +161,6 @@ static void direct_reduce_row(const hsdr_exec *e, const int8_t *t, int32_t *A)
     }
 }
 
-/* G_g = 2^e d / 512 sum_p A[p] c_p, in double */
 /* G_g = sum_p A[p] c_p * d * 2^(e - 9) in double: the scale stage of every LNS8 pipeline (scale2 = 2^(e - 9)) */
 static double lns8_group_value(const int32_t A[8], double d, double scale2)
 {

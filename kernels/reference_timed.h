@@ -1,4 +1,6 @@
-/* The scalar reference's timing interface (hsdr_variant.prologue / rows / stage), see reference_timed.c. */
+/* The scalar reference's timing interface (hsdr_variant.prologue / rows / stage) of ref.exact, ref.q8_0 and the LNS8
+ * reference pipelines: each stage a loop of its own over a buffer. Layout, stages and how to time them:
+ * reference_timed.c. */
 #ifndef HSDR_REFERENCE_TIMED_H
 #define HSDR_REFERENCE_TIMED_H
 #include "kernel.h"

@@ -1,11 +1,16 @@
-/* THE table of variants. Add a variant here and nowhere else. */
+/* THE table of variants. Add a variant here and nowhere else.
+ * cpu.* variants: x86-64 only (SSSE3/AVX2 intrinsics). CMakeLists.txt builds kernels/cpu/ and defines
+ * HSDR_CPU_KERNELS only there; elsewhere the table has no cpu.* rows (`hsdr list` shows none, and the configure step
+ * says why). */
 #include <string.h>
 
+#ifdef HSDR_CPU_KERNELS
 #include "cpu/avx2_ptq1_0.h"
 #include "cpu/direct_avx2.h"
 #include "cpu/planar2_avx2.h"
 #include "cpu/production_ssse3.h"
 #include "cpu/stateset_avx2.h"
+#endif
 #include "cuda/cuda.h"
 #include "vulkan/vk.h"
 #include "kernel.h"
@@ -13,17 +18,6 @@
 #include "matvec.h"
 #include "reference_timed.h"
 #include "reference_variants.h"
-
-static const char *const stage_names[HSDR_STAGE_COUNT] = {
-    [HSDR_STAGE_DECODE] = "decode",   [HSDR_STAGE_ENCODE] = "encode", [HSDR_STAGE_ROUTE] = "route",
-    [HSDR_STAGE_REDUCE] = "reduce",   [HSDR_STAGE_SCALE] = "scale",   [HSDR_STAGE_MATERIALIZE] = "materialize",
-    [HSDR_STAGE_MERGE] = "merge",     [HSDR_STAGE_CONVERT] = "convert",
-};
-
-const char *hsdr_stage_name(hsdr_stage s)
-{
-    return (unsigned)s < HSDR_STAGE_COUNT ? stage_names[s] : "?";
-}
 
 #define ST(s) HSDR_STAGE_BIT(HSDR_STAGE_##s)
 #define D(s) [HSDR_STAGE_##s]
@@ -99,7 +93,8 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 10, D(ROUTE) = 1, D(DECODE) = 10, D(REDUCE) = 128, D(SCALE) = 8, D(MATERIALIZE) = 2},
      .act_bytes = hsdr_reft_lns8_act_bytes, .scratch_bytes = hsdr_reft_direct_scratch_bytes,
      .prologue = hsdr_reft_direct_prologue, .rows = hsdr_reft_q1516_rows, .stage = hsdr_reft_q1516_stage},
-    /* ---- CPU kernels (kernels/cpu/) ---- */
+    /* ---- CPU kernels (kernels/cpu/): x86-64 only (SSSE3/AVX2 intrinsics), so only in an x86-64 build ---- */
+#ifdef HSDR_CPU_KERNELS
     {.name = "cpu.production", .backend = "cpu", .family = "production",
      .summary = "production PTQ1_0 x Q8_0 (the fork's x86 design): SSSE3 compare-form digits, maddubs(d,q) - "
                 "maddubs(1,q), four int32 sub-block sums, fused fp32 sequence",
@@ -118,9 +113,87 @@ const hsdr_variant hsdr_registry[] = {
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 14, D(REDUCE) = 11, D(SCALE) = 5},
      .act_bytes = hsdr_cpu_avx2_act_bytes, .scratch_bytes = hsdr_cpu_avx2_scratch_bytes,
      .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_avx2_rows, .stage = hsdr_cpu_avx2_stage},
-    HSDR_CPU_PLANAR2_VARIANTS
-    HSDR_CPU_DIRECT_VARIANTS
-    HSDR_CPU_STATESET_VARIANTS
+    {.name = "cpu.planar2", .backend = "cpu", .family = "baseline",
+     .summary = "predecoded 2-bit planar form converted from PTQ1_0 (8 rows interleaved per dword, fp16 scales): "
+                "shift+and digits, maddubs(t, q) vectorized across 8 rows, exact sum q subtracted, fused fp32",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,
+     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 9, D(SCALE) = 6},
+     .prepare = hsdr_cpu_planar2_prepare, .release = hsdr_cpu_planar2_release, .act_bytes = hsdr_cpu_q2_act_bytes,
+     .scratch_bytes = hsdr_cpu_planar2_scratch_bytes, .prologue = hsdr_cpu_planar2_prologue,
+     .rows = hsdr_cpu_planar2_rows, .stage = hsdr_cpu_planar2_stage},
+    {.name = "cpu.pq2_0", .backend = "cpu", .family = "baseline",
+     .summary = "PQ2_0 x Q8_0 (2.125 bpw, converted from PTQ1_0): shift+and codes against activations permuted "
+                "to the byte order, maddubs, exact sum q subtracted, 8 rows transposed into the fused fp32 lanes",
+     .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,
+     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 6},
+     .prepare = hsdr_cpu_pq2_0_prepare, .release = hsdr_cpu_pq2_0_release, .act_bytes = hsdr_cpu_q2_act_bytes,
+     .scratch_bytes = hsdr_cpu_pq2_0_scratch_bytes, .prologue = hsdr_cpu_pq2_0_prologue, .rows = hsdr_cpu_pq2_0_rows,
+     .stage = hsdr_cpu_pq2_0_stage},
+    /* cpu.direct, cpu.flns and cpu.q1516 share the converted weights, the activations (encode, and the pair program
+     * of route) and the reduce to A[8] of kernels/cpu/direct_avx2.c; they differ from scale on (their depths:
+     * kernels/cpu/direct_avx2.h). */
+    {.name = "cpu.direct", .backend = "cpu", .family = "direct",
+     .summary = "AVX2 direct 8-phase, vectorized over 16 rows: row-interleaved PTQ1_0 (convert), digits by x3 steps "
+                "in 16-bit lanes, per phase lane pairs s2^(q-1) x 16-row digit pairs in two vpmaddwd, prefix slots -> "
+                "exact A[8]",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A,
+     .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .precision = 32, .unavailable = hsdr_cpu_direct_unavailable, .matvec = hsdr_cpu_direct_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE),
+     .depth = {D(ENCODE) = 12, D(ROUTE) = 3, D(DECODE) = 7, D(REDUCE) = 76, D(SCALE) = 10, D(MERGE) = 1},
+     .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
+     .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .rows = hsdr_cpu_direct_rows, .stage = hsdr_cpu_direct_stage},
+    {.name = "cpu.flns", .backend = "cpu", .family = "flns",
+     .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), then the fLNS tree (F, b) per group, 8 rows a "
+                "vector, on cached LC/kappa tables",
+     .outputs = HSDR_OUT_FLNS | HSDR_OUT_A,
+     .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .precision = 32, .unavailable = hsdr_cpu_direct_unavailable, .matvec = hsdr_cpu_flns_matvec,
+     .uses_flns = true, .ablatable = ST(ENCODE) | ST(ROUTE),
+     .depth = {D(ENCODE) = 12, D(ROUTE) = 3, D(DECODE) = 7, D(REDUCE) = 76, D(SCALE) = 41, D(MERGE) = 1},
+     .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
+     .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .rows = hsdr_cpu_flns_rows, .stage = hsdr_cpu_flns_stage},
+    {.name = "cpu.q1516", .backend = "cpu", .family = "q1516",
+     .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), S = sum A[p] C31[p] (int64), Q15.16 per group "
+                "materialized, int64 SIMD merge across groups",
+     .outputs = HSDR_OUT_Q1516 | HSDR_OUT_A,
+     .stages = ST(CONVERT) | ST(DECODE) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MATERIALIZE) | ST(MERGE),
+     .precision = 32, .unavailable = hsdr_cpu_direct_unavailable, .matvec = hsdr_cpu_q1516_matvec,
+     .ablatable = ST(ENCODE) | ST(ROUTE),
+     .depth = {D(ENCODE) = 12, D(ROUTE) = 3, D(DECODE) = 7, D(REDUCE) = 76, D(SCALE) = 9, D(MATERIALIZE) = 5,
+               D(MERGE) = 1},
+     .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
+     .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .rows = hsdr_cpu_q1516_rows, .stage = hsdr_cpu_q1516_stage},
+    /* cpu.stateset and cpu.tile64 share the converted weights, the LNS8 prologue, the tile analysis, scale and merge
+     * of kernels/cpu/stateset_avx2.c (their depths: kernels/cpu/stateset_avx2.h). */
+    {.name = "cpu.stateset", .backend = "cpu", .family = "stateset",
+     .summary = "AVX2 128-lane state sets: scatter-free build of the occupied states (phase x octave masks) every "
+                "R rows; per row and state one pshufb popcount of [S|S]&[Wp|Wn] + psadbw, shift-add fold to A[8]",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
+     .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,
+     .unavailable = hsdr_cpu_ss_unavailable, .matvec = hsdr_cpu_stateset_matvec, .uses_R = true,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 64, D(REDUCE) = 56, D(SCALE) = 7},
+     .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,
+     .scratch_bytes = hsdr_cpu_stateset_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,
+     .rows = hsdr_cpu_stateset_rows, .stage = hsdr_cpu_stateset_stage},
+    {.name = "cpu.tile64", .backend = "cpu", .family = "tile64",
+     .summary = "64-lane state sets (two tiles per group, one uint64 per state), same build; per row and state "
+                "two ANDN + two scalar POPCNT, shift-add fold to A[8]",
+     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C,
+     .stages = ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,
+     .unavailable = hsdr_cpu_ss_unavailable, .matvec = hsdr_cpu_tile64_matvec, .uses_R = true,
+     .ablatable = ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
+     .depth = {D(ENCODE) = 10, D(ROUTE) = 46, D(REDUCE) = 39, D(SCALE) = 7},
+     .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,
+     .scratch_bytes = hsdr_cpu_tile64_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,
+     .rows = hsdr_cpu_tile64_rows, .stage = hsdr_cpu_tile64_stage},
+#endif
     /* ---- CUDA (kernels/cuda/): timed by the device's clock (CUDA events) through their device ops ---- */
     {.name = "cuda.production", .backend = "cuda", .family = "production",
      .summary = "the fork's one-column PTQ1_0 mat-vec as dispatched on sm_89+ (docs/cuda-production.md): Q8_1 "

@@ -72,9 +72,10 @@ void hsdr_matvec_q8_0(const uint8_t *W, const float *x, int K, int N, hsdr_block
         y[r] = hsdr_dot_ptq1_0_q8_0(W + (size_t)r * (K / HSDR_QK) * HSDR_PTQ1_0_BYTES, y_q8, K, mode);
 }
 
-/* The end of a Vulkan row: each subgroup's xor butterfly over its sg invocations' values p (lane 0's value, one
- * rounding per add), then the subgroups' values in order ((+0 + s_0) + s_1) + ..., or the one subgroup's. */
-static float vk_reduce(float *p, int wg, int sg)
+/* The end of a row of HSDR_Q8_1_INT_DOT and HSDR_Q8_1_DEQUANT_FP32: each group's xor butterfly over its sg threads'
+ * values p (lane 0's value, one rounding per add), then the groups' values in order ((+0 + s_0) + s_1) + ..., or the
+ * one group's. */
+static float groups_reduce(float *p, int wg, int sg)
 {
     enum { MAX_SG = 128 };
     float v[MAX_SG], total = 0.0f;
@@ -91,8 +92,8 @@ static float vk_reduce(float *p, int wg, int sg)
     return total;
 }
 
-/* The Vulkan integer-dot sequence (hsdr_q8_1_order.vk_wg > 0; matvec.h says what it pins). */
-static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const hsdr_block_q8_1 *q, float *y)
+/* HSDR_Q8_1_INT_DOT on wg threads in groups of sg (matvec.h says what it pins). */
+static void matvec_q8_1_int_dot(const uint8_t *W, int K, int N, int wg, int sg, const hsdr_block_q8_1 *q, float *y)
 {
     enum { MAX_WG = 1024 };
     const int G = K / HSDR_QK, pairs = wg / 2;
@@ -130,12 +131,12 @@ static void matvec_q8_1_vk(const uint8_t *W, int K, int N, int wg, int sg, const
                 p[tid] = fmaf(dw, sum, p[tid]);
             }
         }
-        y[r] = vk_reduce(p, wg, sg);
+        y[r] = groups_reduce(p, wg, sg);
     }
 }
 
-/* The fork's fp32 dequantizing mat-vec for K <= 4096 (hsdr_q8_1_order.vk_dmmv; matvec.h says what it pins). */
-static void matvec_dmmv_vk(const uint8_t *W, const float *x, int K, int N, int wg, int sg, float *y)
+/* HSDR_Q8_1_DEQUANT_FP32 on wg threads in groups of sg (matvec.h says what it pins). */
+static void matvec_dequant_fp32(const uint8_t *W, const float *x, int K, int N, int wg, int sg, float *y)
 {
     enum { MAX_WG = 1024 };
     const int G = K / HSDR_QK;
@@ -161,7 +162,7 @@ static void matvec_dmmv_vk(const uint8_t *W, const float *x, int K, int N, int w
                 p[i] = fmaf(s[0] + s[1], d[c / HSDR_QK], p[i]);
             }
         }
-        y[r] = vk_reduce(p, wg, sg);
+        y[r] = groups_reduce(p, wg, sg);
     }
     if (!t || !d) /* out of memory: y is NaN, which no check passes */
         for (int r = 0; r < N; r++)
@@ -173,20 +174,21 @@ static void matvec_dmmv_vk(const uint8_t *W, const float *x, int K, int N, int w
 void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_order order, hsdr_block_q8_1 *y_q8,
                       float *y)
 {
-    enum { MAX_LANES = 32, MAX_WARPS = 32 };
-    if (order.vk_wg > 0 && order.vk_dmmv) {
-        matvec_dmmv_vk(W, x, K, N, order.vk_wg, order.vk_sg, y);
+    enum { MAX_LANES = 32, MAX_GROUPS = 32 };
+    if (order.sequence == HSDR_Q8_1_DEQUANT_FP32) {
+        matvec_dequant_fp32(W, x, K, N, order.lanes * order.groups, order.lanes, y);
         return;
     }
-    if (order.vk_wg > 0) {
+    if (order.sequence == HSDR_Q8_1_INT_DOT) {
         hsdr_q8_1_quantize_recip(x, (size_t)K, y_q8);
-        matvec_q8_1_vk(W, K, N, order.vk_wg, order.vk_sg, y_q8, y);
+        matvec_q8_1_int_dot(W, K, N, order.lanes * order.groups, order.lanes, y_q8, y);
         return;
     }
-    const int G = K / HSDR_QK, lanes = order.lanes, threads = order.pt4 ? 1 : order.lanes * order.warps;
+    const bool pt4 = order.sequence == HSDR_Q8_1_PT4;
+    const int G = K / HSDR_QK, lanes = order.lanes, threads = pt4 ? 1 : order.lanes * order.groups;
     hsdr_q8_1_quantize(x, (size_t)K, y_q8);
     for (int r = 0; r < N; r++) {
-        float p[MAX_LANES * MAX_WARPS] = {0.0f};
+        float p[MAX_LANES * MAX_GROUPS] = {0.0f};
         for (int b = 0; b < G; b++) {
             const uint8_t *blk = W + ((size_t)r * G + b) * HSDR_PTQ1_0_BYTES;
             int8_t t[HSDR_QK];
@@ -197,7 +199,7 @@ void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_
                 acc = fmaf(hsdr_fp16_to_fp32(a->d), (float)isum32(t + 32 * k, a->qs), acc);
             }
             const float dw = hsdr_fp16_to_fp32(hsdr_ptq1_0_d_bits(blk));
-            if (order.pt4) { /* the block rounded on its own, then its accumulator */
+            if (pt4) { /* the block rounded on its own, then its accumulator */
                 const float v = dw * acc;
                 const int m = b < G / 4 * 4 ? b % 4 : 0;
                 p[m] = p[m] + v;
@@ -205,11 +207,11 @@ void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_
                 p[b % threads] = fmaf(dw, acc, p[b % threads]);
             }
         }
-        if (order.pt4) {
+        if (pt4) {
             y[r] = (p[0] + p[1]) + (p[2] + p[3]);
             continue;
         }
-        for (int w = 1; w < order.warps; w++) /* warp 0 adds the other warps' partials, lane by lane */
+        for (int w = 1; w < order.groups; w++) /* group 0 adds the other groups' partials, lane by lane */
             for (int l = 0; l < lanes; l++)
                 p[l] = p[l] + p[w * lanes + l];
         for (int o = lanes / 2; o >= 1; o /= 2) {
@@ -225,31 +227,7 @@ void hsdr_matvec_q8_1(const uint8_t *W, const float *x, int K, int N, hsdr_q8_1_
 void hsdr_matvec_q8_1_lanes(const uint8_t *W, const float *x, int K, int N, int lanes, hsdr_block_q8_1 *y_q8,
                             float *y)
 {
-    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){lanes, 1, false, 0, 0, false}, y_q8, y);
-}
-
-hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N)
-{
-    (void)N;
-    return (hsdr_q8_1_order){32, K / HSDR_QK < 128 ? 1 : 4, false, 0, 0, false};
-}
-
-hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N)
-{
-    (void)K, (void)N;
-    return (hsdr_q8_1_order){1, 1, true, 0, 0, false};
-}
-
-hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N)
-{
-    (void)K, (void)N;
-    return (hsdr_q8_1_order){HSDR_CUDA_ROW_LANES, 1, false, 0, 0, false};
-}
-
-hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N)
-{
-    (void)K;
-    return (hsdr_q8_1_order){N >= 16384 ? 8 : N >= 8192 ? 16 : 32, 1, false, 0, 0, false};
+    hsdr_matvec_q8_1(W, x, K, N, (hsdr_q8_1_order){HSDR_Q8_1_THREADS, lanes, 1}, y_q8, y);
 }
 
 double hsdr_lns8_group_abs_terms(const uint8_t *block, const uint8_t *codes, int e)

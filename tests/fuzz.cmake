@@ -2,6 +2,9 @@
 # through the same LLVMFuzzerTestOneInput with a plain main (tests/fuzz/replay.c), so every build -- Release and the
 # sanitizer build -- re-checks them without libFuzzer or clang. scripts/fuzz.sh does the fuzzing itself.
 file(GLOB HSDR_FUZZ_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_*.c)
+if(NOT HSDR_CPU_KERNELS) # fuzz_ptq1_0 decodes the CPU kernels' converted layouts: x86-64 builds only
+  list(REMOVE_ITEM HSDR_FUZZ_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_ptq1_0.c)
+endif()
 foreach(src ${HSDR_FUZZ_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   string(REGEX REPLACE "^fuzz_" "" name ${name})

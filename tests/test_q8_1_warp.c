@@ -1,18 +1,19 @@
-/* The reference of the CUDA Q8_1 sequences (hsdr_matvec_q8_1) on fresh random rows, with 1, 2, 4, ..., 32 lanes and
- * 1..4 warps per row, the fork's planar PT order (pt4: any length), and the orders of the other CUDA kernels (the
- * fork's SOA_ISUM order crosses K = 16384). With at most lanes x warps blocks per row every thread owns one block, so
- * the result must equal an independent model: each
- * block's value from the CPU production dot of a one-block row (fused, on the same Q8_1 scales and integers), the
- * warps added into warp 0 lane by lane in warp order, then summed by halving strides (lanes l and l + lanes/2, ...,
- * then + 1), which is what lane 0 of the xor butterfly adds. Longer rows are held to the exact result within an fp32
- * bound. The Vulkan integer-dot sequence (vk_wg > 0: one or four subgroups of 8 or 32) is held to its own formula
- * evaluated in fp64 on the same q8_1 values, within the bound of its fp32 steps; the Vulkan fp32 dequantizing sequence
- * (vk_dmmv) to the exact result within the bound of its fp32 steps. Last, every registry variant that
- * writes y_q8_1 must name a valid order (the checker calls it).
+/* The reference Q8_1 sequences (hsdr_matvec_q8_1) on fresh random rows: HSDR_Q8_1_THREADS with 1, 2, 4, ..., 32
+ * lanes and 1..4 groups per row, the fork's planar PT order (HSDR_Q8_1_PT4: any length), and the orders of the CUDA
+ * kernels (the fork's SOA_ISUM order crosses K = 16384). With at most lanes x groups blocks per row every thread owns
+ * one block, so the result must equal an independent model: each block's value from the CPU production dot of a
+ * one-block row (fused, on the same Q8_1 scales and integers), the groups added into group 0 lane by lane in group
+ * order, then summed by halving strides (lanes l and l + lanes/2, ..., then + 1), which is what lane 0 of the xor
+ * butterfly adds. Longer rows are held to the exact result within an fp32 bound. The integer-dot sequence
+ * (HSDR_Q8_1_INT_DOT: one or four groups of 8 or 32) is held to its own formula evaluated in fp64 on the same q8_1
+ * values, within the bound of its fp32 steps; the fp32 dequantizing sequence (HSDR_Q8_1_DEQUANT_FP32) to the exact
+ * result within the bound of its fp32 steps. Last, every registry variant that writes y_q8_1 must name a valid order
+ * (the checker calls it).
  * Outputs are poisoned first; every element is checked. */
 #include <math.h>
 #include <string.h>
 
+#include "cuda/cuda.h"
 #include "fp16.h"
 #include "kernel.h"
 #include "matvec.h"
@@ -34,8 +35,8 @@ int main(void)
     static hsdr_block_q8_1 q[KMAX / 32];
     static hsdr_block_q8_0 q0[KMAX / 32];
     for (int it = 0; it < 300; it++) {
-        hsdr_q8_1_order o = {1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4), false, 0, 0, false};
-        int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? o.lanes * o.warps : KMAX / HSDR_QK);
+        hsdr_q8_1_order o = {HSDR_Q8_1_THREADS, 1 << hsdr_rng_below(&rng, 6), 1 + (int)hsdr_rng_below(&rng, 4)};
+        int G = 1 + (int)hsdr_rng_below(&rng, it % 2 ? o.lanes * o.groups : KMAX / HSDR_QK);
         if (it % 5 == 4) /* the SOA_ISUM order on both sides of its threshold (127, 128 and 136 blocks) */
             G = it % 3 == 0 ? 127 : it % 3 == 1 ? 128 : 136;
         const int K = G * HSDR_QK;
@@ -46,11 +47,12 @@ int main(void)
             o = hsdr_cuda_lanes8_order(K, N);
         else if (it % 7 == 5)
             o = hsdr_cuda_pt_order(K, N);
-        else if (it % 11 == 6) /* the Vulkan integer-dot sequence: 1 or 4 subgroups of 8 or 32 */
-            o.vk_sg = it % 4 < 2 ? 8 : 32, o.vk_wg = o.vk_sg * (it % 2 ? 4 : 1);
-        else if (it % 13 == 9) /* the Vulkan fp32 dequantizing sequence, likewise */
-            o.vk_sg = it % 4 < 2 ? 8 : 32, o.vk_wg = o.vk_sg * (it % 2 ? 4 : 1), o.vk_dmmv = true;
-        const int lanes = o.lanes, threads = o.pt4 ? KMAX : o.lanes * o.warps;
+        else if (it % 11 == 6) /* the integer-dot sequence: 1 or 4 groups of 8 or 32 */
+            o = (hsdr_q8_1_order){HSDR_Q8_1_INT_DOT, it % 4 < 2 ? 8 : 32, it % 2 ? 4 : 1};
+        else if (it % 13 == 9) /* the fp32 dequantizing sequence, likewise */
+            o = (hsdr_q8_1_order){HSDR_Q8_1_DEQUANT_FP32, it % 4 < 2 ? 8 : 32, it % 2 ? 4 : 1};
+        const int lanes = o.lanes, threads = o.sequence == HSDR_Q8_1_PT4 ? KMAX : o.lanes * o.groups;
+        const int wg = o.lanes * o.groups, sg = o.lanes; /* the integer-dot and dequantizing sequences' threads */
         for (int r = 0; r < N; r++)
             random_ptq1_0_blocks(&rng, W + (size_t)r * G * HSDR_PTQ1_0_BYTES, (size_t)G);
         const double scale = ldexp(1.0, (int)hsdr_rng_below(&rng, 16) - 8);
@@ -58,7 +60,7 @@ int main(void)
             x[k] = (float)(hsdr_rng_gaussian(&rng) * scale);
         for (int r = 0; r < N; r++)
             y[r] = NAN; /* poison */
-        if (o.warps == 1 && !o.pt4 && o.vk_wg == 0 && it % 2)
+        if (o.sequence == HSDR_Q8_1_THREADS && o.groups == 1 && it % 2)
             hsdr_matvec_q8_1_lanes(W, x, K, N, lanes, q, y);
         else
             hsdr_matvec_q8_1(W, x, K, N, o, q, y);
@@ -69,20 +71,20 @@ int main(void)
         }
         for (int r = 0; r < N; r++) {
             const uint8_t *row = W + (size_t)r * G * HSDR_PTQ1_0_BYTES;
-            if (o.vk_dmmv) {
+            if (o.sequence == HSDR_Q8_1_DEQUANT_FP32) {
                 /* fp32 x and exact products: the sequence rounds each chunk's 3 + 3 dot adds, their sum and its fma
                  * (5 roundings deep), each invocation's sum over its ceil(K / (8 wg)) chunks, the log2(sg) butterfly
                  * adds and the wg / sg subgroup adds, each by at most 2^-24 of a partial bounded by sum |terms| */
                 int log_sg = 0;
-                while ((1 << log_sg) < o.vk_sg)
+                while ((1 << log_sg) < sg)
                     log_sg++;
-                const int iters = (K + 8 * o.vk_wg - 1) / (8 * o.vk_wg);
-                const double bound = (5.0 + iters + log_sg + o.vk_wg / o.vk_sg) * 0x1p-24 * mag[r];
+                const int iters = (K + 8 * wg - 1) / (8 * wg);
+                const double bound = (5.0 + iters + log_sg + wg / sg) * 0x1p-24 * mag[r];
                 CHECK(fabs((double)y[r] - ye[r]) <= bound, "K=%d N=%d dmmv %d/%d row %d: %.9g against exact %.17g "
-                      "(bound %.3g)", K, N, o.vk_wg, o.vk_sg, r, (double)y[r], ye[r], bound);
+                      "(bound %.3g)", K, N, wg, sg, r, (double)y[r], ye[r], bound);
                 continue;
             }
-            if (o.vk_wg > 0) {
+            if (o.sequence == HSDR_Q8_1_INT_DOT) {
                 /* the sequence's own formula in fp64 on the same q8_1 values (the fp16 s included): every term is
                  * exact in fp64 (24-bit scales times integers below 2^15); the fp32 sequence rounds each of a
                  * block's 8 steps, each lane's sum over its G / (wg / 2) blocks, the log2(sg) butterfly adds and the
@@ -106,14 +108,14 @@ int main(void)
                     terms += fabs(dw) * m;
                 }
                 int log_sg = 0;
-                while ((1 << log_sg) < o.vk_sg)
+                while ((1 << log_sg) < sg)
                     log_sg++;
-                const double bound = (8.0 + G / (o.vk_wg / 2) + 1 + log_sg + o.vk_wg / o.vk_sg) * 0x1p-24 * terms;
-                CHECK(fabs((double)y[r] - want) <= bound, "K=%d N=%d vk %d/%d row %d: %.9g against its formula %.17g "
-                      "(bound %.3g)", K, N, o.vk_wg, o.vk_sg, r, (double)y[r], want, bound);
+                const double bound = (8.0 + G / (wg / 2) + 1 + log_sg + wg / sg) * 0x1p-24 * terms;
+                CHECK(fabs((double)y[r] - want) <= bound, "K=%d N=%d int-dot %d/%d row %d: %.9g against its formula "
+                      "%.17g (bound %.3g)", K, N, wg, sg, r, (double)y[r], want, bound);
                 continue; /* the q8_1 bias's fp16 s moves y from the exact product by more than the bound below */
             }
-            if (o.pt4) { /* every block rounded alone, four interleaved accumulators, the tail into the first */
+            if (o.sequence == HSDR_Q8_1_PT4) { /* every block rounded alone, four accumulators, the tail into s_0 */
                 float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 for (int b = 0; b < G; b++)
                     s[b < G / 4 * 4 ? b % 4 : 0] +=
@@ -127,15 +129,15 @@ int main(void)
                 for (int b = 0; b < G; b++)
                     lane[b] = hsdr_dot_ptq1_0_q8_0(row + (size_t)b * HSDR_PTQ1_0_BYTES, q0 + 4 * b, HSDR_QK,
                                                    HSDR_FUSED);
-                for (int w = 1; w < o.warps; w++)
+                for (int w = 1; w < o.groups; w++)
                     for (int l = 0; l < lanes; l++)
                         lane[l] = lane[l] + lane[w * lanes + l];
                 for (int stride = lanes / 2; stride >= 1; stride /= 2)
                     for (int l = 0; l < stride; l++)
                         lane[l] = lane[l] + lane[l + stride];
                 CHECK(y[r] == lane[0] && !(y[r] == 0.0f && signbit(y[r])),
-                      "K=%d N=%d lanes %d warps %d row %d: %.9g, the independent model gives %.9g", K, N, lanes,
-                      o.warps, r, (double)y[r], (double)lane[0]);
+                      "K=%d N=%d lanes %d groups %d row %d: %.9g, the independent model gives %.9g", K, N, lanes,
+                      o.groups, r, (double)y[r], (double)lane[0]);
             }
             /* Q8_1 moves each activation by at most its block's d8 / 2 <= amax / 254 * (1 + 2^-10) (fp16 d); the
              * fp32 sequence (at most 4 + 2 G / 32 + 5 roundings of 2^-24 on sums of at most the magnitude) stays
@@ -166,13 +168,17 @@ int main(void)
         for (int a = 0; a < 4 && v->q8_1_order; a++)
             for (int b = 0; b < 4; b++) {
                 const hsdr_q8_1_order o = v->q8_1_order(Ks[a], Ns[b]);
-                const int sg = o.vk_sg, wg = o.vk_wg;
-                CHECK(o.pt4 || (o.lanes >= 1 && o.lanes <= 32 && (o.lanes & (o.lanes - 1)) == 0 && o.warps >= 1 &&
-                                o.warps <= 32) ||
-                          (sg >= 2 && sg <= 128 && (sg & (sg - 1)) == 0 && wg >= sg && wg <= 1024 && wg % sg == 0),
-                      "%s: q8_1_order(%d, %d) = {%d lanes, %d warps; Vulkan %d / %d}: lanes a power of two up to 32, "
-                      "1..32 warps, or a Vulkan workgroup of whole power-of-two subgroups",
-                      v->name, Ks[a], Ns[b], o.lanes, o.warps, wg, sg);
+                const bool pow2 = o.lanes >= 1 && (o.lanes & (o.lanes - 1)) == 0;
+                const bool threads = o.sequence == HSDR_Q8_1_THREADS && pow2 && o.lanes <= 32 && o.groups >= 1 &&
+                                     o.groups <= 32;
+                const bool groups = (o.sequence == HSDR_Q8_1_INT_DOT || o.sequence == HSDR_Q8_1_DEQUANT_FP32) &&
+                                    pow2 && o.lanes >= 2 && o.lanes <= 128 && o.groups >= 1 &&
+                                    o.lanes * o.groups <= 1024;
+                CHECK(o.sequence == HSDR_Q8_1_PT4 || threads || groups,
+                      "%s: q8_1_order(%d, %d) = {sequence %d, %d lanes, %d groups}: THREADS with lanes a power of two "
+                      "up to 32 and 1..32 groups, PT4, or INT_DOT / DEQUANT_FP32 with groups of 2..128 lanes (a power "
+                      "of two), up to 1024 threads",
+                      v->name, Ks[a], Ns[b], (int)o.sequence, o.lanes, o.groups);
             }
     }
     return test_finish("test_q8_1_warp");

@@ -1,30 +1,32 @@
 /* cpu.avx2: our own PTQ1_0 x Q8_0 kernel on AVX2, bit-identical to production (spec/ptq1_0.md sections 4 and 7),
  * reading PTQ1_0 as stored (no conversion).
- *   Idea: eight rows at a time with ROWS IN LANES. The blocks of rows r..r+7 at block g are loaded (two 16-byte
- *   loads each, both inside the 28-byte block) and transposed so that dword lane l of every vector holds four bytes
- *   of row l: qs[4j..4j+3] (j = 0..3), qs[16..19], qs[20..23], and qh[0..1] + d. Then every operation serves eight
- *   rows, the activations are the same for all lanes (one dword broadcast per 32 products), and the four exact
- *   sub-block sums come out with ROW = LANE: no horizontal reduction at all, and the fp32 sequence of section 7 runs
- *   vectorized across rows (lane l keeps row l's own order; _mm256_fmadd_ps at exactly the two pinned places).
- *   Digits: the compare form on 32 bytes, kept XOR 0x80 so the signed compares work: t = |[s > 85'] + [s > 170']|;
- *   multiplying s by 3 mod 256 stays in the XORed domain (3 * 128 = 128 mod 256), so the next digit's state costs
- *   two adds and the XOR is paid once per source. Digit n of qs[4j + i] is weight 16 n + 4 j + i, of qs[16 + 4h + i]
- *   weight 80 + 8 n + 4 h + i; the qh bytes are laid out [qh0, qh1, 3 qh0, 3 qh1] so one compare gives weights
- *   120 + 2 n .. 123 + 2 n. Each 32-digit vector covers four consecutive weights of eight rows, all in one
- *   sub-block: maddubs(t, broadcast q[w..w+3]) accumulates in int16 per sub-block (|.| <= 8 * 508 = 4064), one
- *   madd(., 1) per sub-block widens to int32 per row, and (t - 1) q = t q - q subtracts the exact sum of q per Q8_0
- *   block (precomputed once per matvec).
- *   Per block of eight rows: 16 loads + 8 inserts + 14 unpacks (transpose), 32 digit vectors x (2 cmp, add, abs) +
- *   27 x 2 adds (states), 32 broadcasts + 32 maddubs + 28 adds, 4 madd + 4 sub, fp32: 4 cvt + 5 fma + 4 for the
- *   scales: callgrind counts 0.38 instructions per weight, all but 4.5 per block on the 4 ALU pipes rather than the
- *   multiply pipes (production: 1.22 per weight). Row-range tails repeat the last row (only real rows are stored),
- *   so every row takes the same path whatever the thread split.
- *   Layout: PTQ1_0 rows as stored. Activations: the production Q8_0 blocks (shared quantizer), q in natural order,
- *   the per-block sums of q, and the fp32 scales.
- *   Stages: encode (quantize + sums), decode (load, transpose, digits), reduce (maddubs, adds, madd, - sum q),
- *   scale (sumi), merge (weight scales and sumf). */
+ *   Idea     eight rows at a time with ROWS IN LANES: rows r..r+7 transposed so that dword lane l holds row l's
+ *            bytes; compare-form digits on 32 bytes into maddubs against broadcast activations: the four sub-block
+ *            sums come out with row = lane (no horizontal sums), the fp32 sequence runs vectorized across rows.
+ *   Layout   weights: PTQ1_0 rows as stored. Activations: the production Q8_0 blocks (shared quantizer), q in natural
+ *            order, the per-block sums of q, and the fp32 scales.
+ *   Stages   encode (quantize + sums), decode (load, transpose, digits), reduce (maddubs, adds, madd, - sum q),
+ *            scale (sumi), merge (weight scales and sumf).
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.avx2 *'
+ *   Loads    two 16-byte loads per block and row (both inside the 28-byte block), transposed so that lane l of every
+ *            vector holds four bytes of row l: qs[4j..4j+3] (j = 0..3), qs[16..19], qs[20..23], and qh[0..1] + d.
+ *            Lane l keeps row l's own fp32 order (_mm256_fmadd_ps at exactly the two pinned places).
+ *   Digits   the compare form on 32 bytes, kept XOR 0x80 so the signed compares work: t = |[s > 85'] + [s > 170']|;
+ *            multiplying s by 3 mod 256 stays in the XORed domain (3 * 128 = 128 mod 256), so the next digit's state
+ *            costs two adds and the XOR is paid once per source. Digit n of qs[4j + i] is weight 16 n + 4 j + i, of
+ *            qs[16 + 4h + i] weight 80 + 8 n + 4 h + i; the qh bytes are laid out [qh0, qh1, 3 qh0, 3 qh1] so one
+ *            compare gives weights 120 + 2 n .. 123 + 2 n. Each 32-digit vector covers four consecutive weights of
+ *            eight rows, all in one sub-block: maddubs(t, broadcast q[w..w+3]) accumulates in int16 per sub-block
+ *            (|.| <= 8 * 508 = 4064), one madd(., 1) per sub-block widens to int32 per row, and (t - 1) q = t q - q
+ *            subtracts the exact sum of q per Q8_0 block (precomputed once per matvec).
+ *   Cost     per block of eight rows: 16 loads + 8 inserts + 14 unpacks (transpose), 32 digit vectors x (2 cmp, add,
+ *            abs) + 27 x 2 adds (states), 32 broadcasts + 32 maddubs + 28 adds, 4 madd + 4 sub, fp32: 4 cvt + 5 fma +
+ *            4 for the scales: callgrind counts 0.38 instructions per weight, all but 4.5 per block on the 4 ALU pipes
+ *            rather than the multiply pipes (production: 1.22 per weight). Row-range tails repeat the last row (only
+ *            real rows are stored), so every row takes the same path whatever the thread split. */
 #include "avx2_ptq1_0.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,7 @@
 #include "../../reference/q8.h"
 #include "production_ssse3.h"
 #include "../stages.h"
+#include "cpu_features.h"
 
 static size_t align64(size_t n)
 {
@@ -83,10 +86,6 @@ void hsdr_cpu_avx2_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_avx2_unavailable(void)
@@ -422,25 +421,3 @@ void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void 
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-const char *hsdr_cpu_avx2_unavailable(void)
-{
-    return "x86-64 only (AVX2 + FMA + F16C)";
-}
-size_t hsdr_cpu_avx2_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_avx2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_avx2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif
-

@@ -1,4 +1,6 @@
-/* cpu.avx2: our own AVX2 PTQ1_0 x Q8_0 kernel, bit-identical to production (see avx2_ptq1_0.c). */
+/* cpu.avx2: our own AVX2 PTQ1_0 x Q8_0 kernel, bit-identical to production: eight rows in the dword lanes of every
+ * vector, compare-form digits, maddubs against broadcast activations, the fused fp32 sequence across rows.
+ * Layout, stages and how to time it: avx2_ptq1_0.c. */
 #ifndef HSDR_CPU_AVX2_PTQ1_0_H
 #define HSDR_CPU_AVX2_PTQ1_0_H
 #include "../kernel.h"

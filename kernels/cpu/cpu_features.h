@@ -1,7 +1,7 @@
-/* CPU feature checks the kernels' `unavailable` hooks share beyond __builtin_cpu_supports. */
+/* CPU feature checks the kernels' `unavailable` hooks share beyond __builtin_cpu_supports (x86-64, as everything in
+ * kernels/cpu/). */
 #ifndef HSDR_CPU_FEATURES_H
 #define HSDR_CPU_FEATURES_H
-#if defined(__x86_64__)
 #include <cpuid.h>
 
 /* F16C as GCC's __builtin_cpu_supports("f16c") reports it; clang (14, the fuzzing build) does not know that feature
@@ -13,5 +13,5 @@ static inline int hsdr_cpu_has_f16c(void)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
 }
-#endif
+
 #endif

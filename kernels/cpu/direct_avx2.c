@@ -1,35 +1,42 @@
-/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2
+/* cpu.direct, cpu.flns, cpu.q1516: the direct 8-phase HSDR reduction on AVX2, vectorized over 16 rows
  * (spec/lns8.md sections 2, 3, 5, 6).
- *
- *   Idea (cpu.direct / flns / q1516): vectorize over ROWS, not lanes. A[p] = sum over lanes with k != 0 and phase p
- *   of s t 2^q; with the activation fixed per matvec, the prologue sorts each group's lanes by phase and pairs them
- *   (a lone lane pairs with a zero; an empty phase gets one zero pair). For a pair (i, j) of phase p and 16 rows, one
- *   vpunpck{l,h}wd of the two lanes' 16-row digit columns + two vpmaddwd against the broadcast int16 activations
- *   (s 2^(q-1), s 2^(q-1)) give 16 rows of u_i a_i + u_j a_j: ~66 pairs per group replace 64 vpmaddwd PER ROW of the
- *   dense form. A running prefix sum is stored after every pair (sequential addresses); each phase's last pair gives
- *   its slot, A_p / 2 = slot_p - slot_(p-1) - sum(a_p) (digits are u = t + 1 in {0, 1, 2}; the phase sums are
- *   prologue constants). a = s 2^(q-1) because 2^15 does not fit int16; lanes with q = 0 (codes 1..7) are listed per
- *   group and added exactly afterwards. All integer, exact.
- *   Layouts: convert (prepare) = PTQ1_0 bytes transposed per 16-row block: for each group 26 byte columns of 16 rows,
- *   then the 16 fp16 scales (448 bytes per 16 row-groups: the PTQ1_0 footprint). Decode: per column
- *   v = byte << 8 in 16-bit lanes, digit n = mulhi_epu16(v, 3), v = mullo_epi16(v, 3): digits land as
- *   D[lane][16 rows] int16 (4 KiB, L1). Products come out in vpunpck row order (ROWMAP), scales stored in that order.
- *   Activations (prologue): AVX2 LNS8 encoder bit-identical to the reference (exact mantissa thresholds,
- *   saturation, half_min, automatic pre-scale; Inf/NaN inputs fall back to the reference), then the pair program.
- *   Finishes per group and 8 rows: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over groups in
- *   fp64; flns: the fLNS tree on 8 rows at once (kernels/cpu/flns_avx2.h: leaf bitlen from the fp32 exponent, LC /
- *   kappa by gathers from tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a table; q1516: per row
- *   S = sum A[p] C31[p] (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference formulas), Q stored per group, int64
- *   AVX2 sum over groups.
- *   Stages: convert, encode, route (pair program), decode (digits), reduce (pairs -> A), scale (phase combination /
- *   tree / S), materialize (q1516), merge. Rows: any r0..r1 (16-row blocks, rows outside the range discarded).
- *
- *   Tried first and dropped (slower): one row at a time with the lanes in SIMD: the prologue materialized 8 dense
- *   int16 phase vectors per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd
- *   transpose to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
+ *   Idea     vectorize over ROWS, not lanes: once per matvec each group's lanes are sorted by phase and paired; per
+ *            pair of phase p, two vpmaddwd of the two lanes' 16-row digit columns against their broadcast int16
+ *            activations give 16 rows' share of A[p], and the differences of a running prefix give the exact A[8].
+ *   Layout   weights (prepare = the convert stage; rows padded to a multiple of 16 with zero blocks): PTQ1_0 bytes
+ *            transposed per 16-row block: per (block, group) 26 byte columns of 16 rows, then the 16 fp16 scales in
+ *            ROWMAP order (448 bytes: the PTQ1_0 footprint). Activations (prologue): the LNS8 codes and pre-scale,
+ *            then per group the pair program (pair_prog). Scratch: the digits D[lane][16 rows] (4 KiB, L1), the
+ *            running prefixes, and the stage-alone hand-overs (block_scratch).
+ *   Stages   convert, encode (AVX2 LNS8 encoder), route (pair program), decode (digits), reduce (pairs -> A), scale
+ *            (phase combination / fLNS tree / S), materialize (q1516), merge.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.direct *'
+ *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.flns *'
+ *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.q1516 *'
+ *   Reduce   A[p] = sum over lanes with k != 0 and phase p of s t 2^q. A lone lane pairs with a zero; an empty phase
+ *            gets one zero pair. For a pair (i, j) one vpunpck{l,h}wd of the two lanes' digit columns + two vpmaddwd
+ *            against (s 2^(q-1), s 2^(q-1)) give 16 rows of u_i a_i + u_j a_j: ~66 pairs per group replace 64
+ *            vpmaddwd PER ROW of the dense form. The running prefix is stored after every pair (sequential
+ *            addresses); each phase's last pair gives its slot, A_p / 2 = slot_p - slot_(p-1) - sum(a_p) (digits are
+ *            u = t + 1 in {0, 1, 2}; the phase sums are prologue constants). a = s 2^(q-1) because 2^15 does not fit
+ *            int16; lanes with q = 0 (codes 1..7) are listed per group and added exactly afterwards. All integer.
+ *            Products come out in vpunpck row order (ROWMAP): row positions 8 h .. 8 h + 7 in A[2 p + h].
+ *   Decode   per byte column v = byte << 8 in 16-bit lanes, digit n = mulhi_epu16(v, 3), v = mullo_epi16(v, 3).
+ *   Encode   the AVX2 LNS8 encoder is bit-identical to the reference (exact mantissa thresholds, saturation,
+ *            half_min, automatic pre-scale); Inf/NaN inputs fall back to the reference.
+ *   Finishes per group, on each 8-row half: direct: sum_p A_p c_p in fp64 (cvtepi32_pd + fma), times d, summed over
+ *            the groups in fp64; flns: the fLNS tree on 8 rows at once (flns_avx2.h: leaf bitlen from the fp32
+ *            exponent, LC / kappa by gathers from tables cached per F, int16 kappa), value 2^m * 2^(r/2^(F+3)) from a
+ *            table; q1516: per row S = sum A[p] C31[p] (int64) and Q = rint(S d 2^(e+16-31-9)) (the reference
+ *            formulas), Q stored per group, an int64 AVX2 sum over the groups.
+ *   Rows     any r0..r1: whole 16-row blocks are computed, the rows outside the range are not stored.
+ *   Dropped  (slower) one row at a time with the lanes in SIMD: the prologue materialized 8 dense int16 phase vectors
+ *            per group (2 KiB), a row did 64 vpmaddwd + 56 vpaddd per group against its digits and an hadd transpose
+ *            to A[8]: ~200 instructions per row-group against ~130 here, 1.3-1.7x production instead of 0.5-0.9x. */
 #include "direct_avx2.h"
 #include "flns_avx2.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,7 @@
 #include "../../reference/hsdr.h"
 #include "../../reference/lns8.h"
 #include "../../reference/lns8_const.h"
+#include "cpu_features.h"
 
 #define QK 128
 #define BLK 28
@@ -81,10 +89,6 @@ static inline int64_t q_materialize(int64_t S, double d, double scale2)
 
 enum kind { K_DIRECT, K_FLNS, K_Q1516 };
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 const char *hsdr_cpu_direct_unavailable(void)
@@ -140,14 +144,15 @@ TARGET static inline __m256i encode8(__m256i u, int e8)
     for (int i = 0; i < 8; i++) /* m >= MT_i  <=>  m > MT_i - 1 (m < 2^23: signed compare is fine) */
         j = _mm256_sub_epi32(j, _mm256_cmpgt_epi32(m, _mm256_set1_epi32((int)hsdr_lns8_mt[i] - 1)));
     /* ks = 8 (biased - 127) + 74 + j - 8 e */
-    __m256i ks = _mm256_add_epi32(_mm256_slli_epi32(biased, 3), _mm256_add_epi32(j, _mm256_set1_epi32(74 - 8 * 127 - e8)));
+    __m256i ks = _mm256_add_epi32(_mm256_slli_epi32(biased, 3),
+                                  _mm256_add_epi32(j, _mm256_set1_epi32(74 - 8 * 127 - e8)));
     __m256i k = _mm256_min_epi32(ks, _mm256_set1_epi32(HSDR_LNS8_KMAX));
     /* underflow (ks < 1): code 1 iff eshift > -11 or (eshift == -11 and m >= HALF_MIN_MT), eshift = biased - 127 - e
      * <=> biased > 116 + e or (biased == 116 + e and m >= HALF_MIN_MT) */
     __m256i lim = _mm256_set1_epi32(116 + e8 / 8);
+    const __m256i half_min = _mm256_set1_epi32((int)HSDR_LNS8_HALF_MIN_MT - 1);
     __m256i one = _mm256_or_si256(_mm256_cmpgt_epi32(biased, lim),
-                                  _mm256_and_si256(_mm256_cmpeq_epi32(biased, lim),
-                                                   _mm256_cmpgt_epi32(m, _mm256_set1_epi32((int)HSDR_LNS8_HALF_MIN_MT - 1))));
+                                  _mm256_and_si256(_mm256_cmpeq_epi32(biased, lim), _mm256_cmpgt_epi32(m, half_min)));
     __m256i under = _mm256_cmpgt_epi32(_mm256_set1_epi32(1), ks);
     k = _mm256_blendv_epi8(k, _mm256_and_si256(one, _mm256_set1_epi32(1)), under);
     /* zeros and subnormals: 0 */
@@ -193,7 +198,6 @@ typedef struct {
     int F, b;
     const flns_tab *ft;
     double scale2;  /* direct: 2^(e-9); flns: 2^(e - 74/8), applied after vvalue4; q1516: 2^(e+16-31-9) */
-    __m256d c_lo, c_hi;
 } finish;
 
 static finish finish_of(const hsdr_exec *ex, enum kind kind)
@@ -210,13 +214,7 @@ static finish finish_of(const hsdr_exec *ex, enum kind kind)
     return f;
 }
 
-TARGET static void set_c(finish *f)
-{
-    f->c_lo = _mm256_loadu_pd(hsdr_lns8_cp_hi);
-    f->c_hi = _mm256_loadu_pd(hsdr_lns8_cp_hi + 4);
-}
-
-/* ==== cpu.direct / cpu.flns / cpu.q1516: eight rows per pass, vectorized over rows, lane pairs of one phase ==== */
+/* ==== cpu.direct / cpu.flns / cpu.q1516: 16 rows per pass (RB), vectorized over rows, lane pairs of one phase ==== */
 
 /* Converted weights: blocks of RB = 16 rows; per (row block, group) 448 bytes, byte-transposed so that a 32-byte
  * vector holds two PTQ1_0 byte positions x 16 rows: [0, 256) qs[m] of rows 0..15 at 16 m, [256, 384) qs[16 + m] at
@@ -261,8 +259,8 @@ void hsdr_cpu_direct_release(void *prepared)
 
 /* Activations: header, codes, then per group: the q = 0 lane count and lanes, and the pair program: for each phase
  * p in order, its lanes (k != 0, q >= 1) two at a time (a lone lane is paired with a zero), at least one (possibly
- * empty) pair per phase; a pair carries the two lanes' byte offsets in the digit buffer, the two int16 activations
- * s 2^(q-1) as one int32, and the byte offset of its phase's prefix slot. */
+ * empty) pair per phase; a pair carries the two lanes' byte offsets in the digit buffer and the two int16
+ * activations s 2^(q-1) as one int32; kend[p] is the phase's last pair, whose running prefix is its slot. */
 #define MAXP 72
 
 typedef struct {
@@ -274,14 +272,15 @@ typedef struct {
     uint8_t nq0, q0lane[QK], q0code[QK];
 } pair_prog;
 
+/* The activation buffer as the pair kernel reads it: the codes (encode) and each group's pair program (route). */
 typedef struct {
     uint8_t *codes;
     pair_prog *prog; /* G */
-} act2_view;
+} pair_act;
 
-static act2_view act2_of(void *act, int K)
+static pair_act pair_act_of(void *act, int K)
 {
-    act2_view a;
+    pair_act a;
     a.codes = (uint8_t *)act + sizeof(act_head);
     a.prog = (pair_prog *)(a.codes + align64((size_t)K));
     return a;
@@ -292,7 +291,7 @@ size_t hsdr_cpu_direct_act_bytes(int K)
     return sizeof(act_head) + align64((size_t)K) + sizeof(pair_prog) * (size_t)(K / QK);
 }
 
-static void route_pairs(const uint8_t *codes, int K, act2_view a)
+static void route_pairs(const uint8_t *codes, int K, pair_act a)
 {
     for (int g = 0; g < K / QK; g++) {
         const uint8_t *c = codes + (size_t)g * QK;
@@ -340,22 +339,16 @@ static void route_pairs(const uint8_t *codes, int K, act2_view a)
     }
 }
 
-static void route2_stage(const hsdr_exec *ex)
+static void route_stage(const hsdr_exec *ex)
 {
-    act2_view a = act2_of(ex->act, ex->K);
+    pair_act a = pair_act_of(ex->act, ex->K);
     route_pairs(a.codes, ex->K, a);
-}
-
-static void encode2_stage(const hsdr_exec *ex)
-{
-    /* the codes live at the same place in both layouts */
-    encode_stage(ex);
 }
 
 void hsdr_cpu_direct_prologue(const hsdr_exec *e)
 {
-    STAGE(e, ENCODE, encode2_stage(e));
-    STAGE(e, ROUTE, route2_stage(e));
+    STAGE(e, ENCODE, encode_stage(e));
+    STAGE(e, ROUTE, route_stage(e));
 }
 
 /* digits u = t + 1 of one 16-row column: v = (b 3^n mod 256) << 8 per 16-bit lane; digit n = mulhi(v, 3) */
@@ -423,21 +416,21 @@ TARGET static inline void block_reduce(const int16_t *D, const pair_prog *pp, __
     }
 }
 
-/* per-thread scratch of the 16-row kernel */
+/* Per-thread scratch of one 16-row block (RB rows; 16 values a group are in row position order, ROWMAP). */
 typedef struct {
     int16_t *D;     /* 128 lanes x 16 rows, digits u */
     __m256i *slots; /* MAXP x 2 running prefixes */
-    __m256i *A;     /* 8 phase vectors (stage-alone hand-over) */
-    double *gv;     /* G x 8 group values (stage-alone hand-over) */
-    int64_t *S;     /* G x 8 (q1516 stage-alone hand-over) */
-    int64_t *qb;    /* 8 x G materialized Q (q1516) */
-} scratch2;
+    __m256i *A;     /* 16 vectors: A[2 p + h] = phase p of row positions 8 h .. 8 h + 7 (stage-alone hand-over) */
+    double *gv;     /* G x 16 group values (stage-alone hand-over) */
+    int64_t *S;     /* G x 16 S of q1516 (stage-alone hand-over) */
+    int64_t *qb;    /* 16 x G materialized Q (q1516) */
+} block_scratch;
 
-static scratch2 scratch2_of(void *scratch, int K)
+static block_scratch block_scratch_of(void *scratch, int K)
 {
     size_t G = (size_t)K / QK;
     char *p = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    scratch2 s;
+    block_scratch s;
     s.D = (int16_t *)p;
     p += 2 * QK * RB;
     s.slots = (__m256i *)p;
@@ -458,14 +451,15 @@ size_t hsdr_cpu_direct_scratch_bytes(int K, int R)
     return 64 + 2 * QK * RB + 64 * MAXP + 512 + 3 * 8 * RB * (size_t)(K / QK);
 }
 
+/* The integer outputs the checking interface asks for (hsdr_matvec_io; NULL: not wanted). */
 typedef struct {
     int32_t *A;
     int32_t *lambda;
     int8_t *sign;
     int64_t *qg, *qrow;
-} outs2;
+} check_outs;
 
-/* rows 8 h .. 8 h + 7 of the 8 phase vectors -> At[row][p] */
+/* row positions 8 h .. 8 h + 7 of the phase vectors A[2 p + h] -> At[position][p] */
 TARGET static inline void transpose_A8(const __m256i A[16], int h, int32_t At[8][8])
 {
     int32_t t[8][8];
@@ -476,16 +470,18 @@ TARGET static inline void transpose_A8(const __m256i A[16], int h, int32_t At[8]
             At[r][p] = t[p][r];
 }
 
-TARGET static void rows2(const hsdr_exec *ex, int r0, int r1, void *scratch, enum kind kind, unsigned only,
-                         const outs2 *o)
+/* Rows r0 .. r1 of the fused kernel of `kind`, 16-row block by block (the rows of a block outside the range are
+ * computed and not stored): only = 0 runs every stage from decode on, else the stage of that bit alone on the
+ * scratch a full run left; o: the checking interface's outputs, or NULL. */
+TARGET static void row_blocks(const hsdr_exec *ex, int r0, int r1, void *scratch, enum kind kind, unsigned only,
+                              const check_outs *o)
 {
     const int G = ex->K / QK, N = ex->N;
     if (r0 >= r1)
         return;
-    const act2_view a = act2_of(ex->act, ex->K);
-    const scratch2 s = scratch2_of(scratch, ex->K);
-    finish f = finish_of(ex, kind);
-    set_c(&f);
+    const pair_act a = pair_act_of(ex->act, ex->K);
+    const block_scratch s = block_scratch_of(scratch, ex->K);
+    const finish f = finish_of(ex, kind);
     const unsigned DEC = HSDR_STAGE_BIT(HSDR_STAGE_DECODE), RED = HSDR_STAGE_BIT(HSDR_STAGE_REDUCE),
                    SC = HSDR_STAGE_BIT(HSDR_STAGE_SCALE), MAT = HSDR_STAGE_BIT(HSDR_STAGE_MATERIALIZE),
                    MER = HSDR_STAGE_BIT(HSDR_STAGE_MERGE);
@@ -546,10 +542,10 @@ TARGET static void rows2(const hsdr_exec *ex, int r0, int r1, void *scratch, enu
                         vfl root = vtree(f.ft, s.A, h, f.F, f.b);
                         __m256 d8 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(cb + 26 * RB + 16 * h)));
                         __m256d sc = _mm256_set1_pd(f.scale2);
-                        _mm256_storeu_pd(gv, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 0),
-                                                           _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(d8)), sc)));
-                        _mm256_storeu_pd(gv + 4, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 1),
-                                                               _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(d8, 1)), sc)));
+                        __m256d dlo = _mm256_cvtps_pd(_mm256_castps256_ps128(d8));
+                        __m256d dhi = _mm256_cvtps_pd(_mm256_extractf128_ps(d8, 1));
+                        _mm256_storeu_pd(gv, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 0), _mm256_mul_pd(dlo, sc)));
+                        _mm256_storeu_pd(gv + 4, _mm256_mul_pd(vvalue4(f.ft, root, f.F, 1), _mm256_mul_pd(dhi, sc)));
                         if (o && o->lambda) {
                             int32_t lv[8], sv[8];
                             _mm256_storeu_si256((__m256i *)lv, root.lam);
@@ -627,43 +623,45 @@ TARGET static void rows2(const hsdr_exec *ex, int r0, int r1, void *scratch, enu
 
 void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {
-    rows2(e, r0, r1, scratch, K_DIRECT, 0, NULL);
+    row_blocks(e, r0, r1, scratch, K_DIRECT, 0, NULL);
 }
 void hsdr_cpu_flns_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {
-    rows2(e, r0, r1, scratch, K_FLNS, 0, NULL);
+    row_blocks(e, r0, r1, scratch, K_FLNS, 0, NULL);
 }
 void hsdr_cpu_q1516_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {
-    rows2(e, r0, r1, scratch, K_Q1516, 0, NULL);
+    row_blocks(e, r0, r1, scratch, K_Q1516, 0, NULL);
 }
 
-static void stage2(const hsdr_exec *e, hsdr_stage st, int r0, int r1, void *scratch, enum kind kind)
+/* One stage alone: encode and route once per matvec (the call with r0 == 0), the others over the thread's rows. */
+static void stage_alone(const hsdr_exec *e, hsdr_stage st, int r0, int r1, void *scratch, enum kind kind)
 {
     if (st == HSDR_STAGE_ENCODE || st == HSDR_STAGE_ROUTE) {
         if (r0 == 0)
-            (st == HSDR_STAGE_ENCODE ? encode2_stage : route2_stage)(e);
+            (st == HSDR_STAGE_ENCODE ? encode_stage : route_stage)(e);
         return;
     }
     if (st == HSDR_STAGE_CONVERT)
         return;
-    rows2(e, r0, r1, scratch, kind, HSDR_STAGE_BIT(st), NULL);
+    row_blocks(e, r0, r1, scratch, kind, HSDR_STAGE_BIT(st), NULL);
 }
 
 void hsdr_cpu_direct_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage2(e, s, r0, r1, scratch, K_DIRECT);
+    stage_alone(e, s, r0, r1, scratch, K_DIRECT);
 }
 void hsdr_cpu_flns_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage2(e, s, r0, r1, scratch, K_FLNS);
+    stage_alone(e, s, r0, r1, scratch, K_FLNS);
 }
 void hsdr_cpu_q1516_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
-    stage2(e, s, r0, r1, scratch, K_Q1516);
+    stage_alone(e, s, r0, r1, scratch, K_Q1516);
 }
 
-static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
+/* The checking interface: the caller's codes and pre-scale, the pair program, then every row with every output. */
+static int check_matvec(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
 {
     if (!io->codes) {
         snprintf(err, errlen, "needs LNS8 codes");
@@ -687,102 +685,30 @@ static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
         return -1;
     }
     memset(scr, 0, align64(sb));
-    act2_view a = act2_of(act, io->K);
+    pair_act a = pair_act_of(act, io->K);
     memcpy(a.codes, io->codes, (size_t)io->K);
     ((act_head *)act)->e = io->prescale_e;
     route_pairs(a.codes, io->K, a);
     hsdr_exec ex = {.K = io->K, .N = io->N, .R = 1, .flns_F = io->flns_F, .flns_b = io->flns_b, .weights = w,
                     .act = act, .y = io->y_f32 ? io->y_f32 : y};
-    outs2 o = {io->A, io->flns_lambda, io->flns_sign, io->q_group, io->q_row};
-    rows2(&ex, 0, io->N, scr, kind, 0, &o);
+    check_outs o = {io->A, io->flns_lambda, io->flns_sign, io->q_group, io->q_row};
+    row_blocks(&ex, 0, io->N, scr, kind, 0, &o);
     free(w), free(act), free(scr), free(y);
     return 0;
 }
 
-#else /* not x86-64 */
-
-const char *hsdr_cpu_direct_unavailable(void)
-{
-    return "x86-64 only (AVX2, FMA, F16C)";
-}
-int hsdr_cpu_direct_prepare(const uint8_t *w, int K, int N, void **prepared, size_t *bytes, char *err, size_t errlen)
-{
-    (void)w, (void)K, (void)N, (void)prepared, (void)bytes;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-void hsdr_cpu_direct_release(void *prepared)
-{
-    free(prepared);
-}
-size_t hsdr_cpu_direct_act_bytes(int K)
-{
-    return (size_t)K;
-}
-static void prologue_none(const hsdr_exec *e)
-{
-    (void)e;
-}
-void hsdr_cpu_direct_prologue(const hsdr_exec *e)
-{
-    prologue_none(e);
-}
-size_t hsdr_cpu_direct_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-static void rows_none(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_flns_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_q1516_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_direct_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_flns_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-void hsdr_cpu_q1516_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)s;
-    rows_none(e, r0, r1, scratch);
-}
-static int matvec2(hsdr_matvec_io *io, enum kind kind, char *err, size_t errlen)
-{
-    (void)io, (void)kind;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif
-
 int hsdr_cpu_direct_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec2(io, K_DIRECT, err, errlen);
+    return check_matvec(io, K_DIRECT, err, errlen);
 }
 int hsdr_cpu_flns_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec2(io, K_FLNS, err, errlen);
+    return check_matvec(io, K_FLNS, err, errlen);
 }
 int hsdr_cpu_q1516_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
 {
     (void)v;
-    return matvec2(io, K_Q1516, err, errlen);
+    return check_matvec(io, K_Q1516, err, errlen);
 }

@@ -1,6 +1,7 @@
-/* The fLNS table cache of the AVX2 fLNS finish (flns_avx2.h): per F, LC as uint16 (65536 entries), kappa+ and
- * kappa- as int16 (|kappa| < 2^15 for every F: half the cache footprint of int32) up to their last non-zero entry,
- * and 2^(r / 2^(F+3)) for the value; built once from the generated tables (reference/flns_tables.h accessors). */
+/* The fLNS table cache of cpu.flns's AVX2 finish (flns_avx2.h: idea, layout, stage, how to time it): per F, LC as
+ * uint16 (65536 entries), kappa+ and kappa- as int16 (|kappa| < 2^15 for every F: half the cache footprint of int32)
+ * up to their last non-zero entry, and 2^(r / 2^(F+3)) for the value; built once from the generated tables
+ * (reference/flns_tables.h accessors), by the first thread that asks (the others wait). */
 #include "flns_avx2.h"
 
 #include <math.h>

@@ -1,9 +1,15 @@
-/* The fractional-LNS finish on AVX2 (spec/lns8.md section 5), on top of an exact A[8] reduction (cpu.flns uses
- * cpu.direct's): the LC / kappa tables of one F cached as compact arrays, and the tree run on 8 rows at once (lanes =
- * rows) with the integer steps of reference hsdr_flns_from_phase / hsdr_flns_combine / hsdr_flns_tree, branch-free
- * (blends), table lookups as gathers. Exact: the roots equal the reference's. */
+/* The fractional-LNS finish of cpu.flns on AVX2 (spec/lns8.md section 5), on top of cpu.direct's exact A[8]
+ * (direct_avx2.c calls it in its scale stage).
+ *   Idea     the tree of the reference (hsdr_flns_from_phase / hsdr_flns_combine / hsdr_flns_tree) on 8 rows at once,
+ *            lanes = rows, with the same integer steps, branch-free (blends), its table lookups as gathers: the roots
+ *            equal the reference's.
+ *   Layout   the LC / kappa tables of one F as compact arrays (flns_tab below, built once per F by flns_avx2.c); the
+ *            phase sums as direct_avx2.c hands them over, A[2 p + h] for the row positions 8 h .. 8 h + 7.
+ *   Stages   scale of cpu.flns: a leaf per phase (bitlen, LC), three levels of combines (kappa), the value.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.flns *' */
 #ifndef HSDR_CPU_FLNS_AVX2_H
 #define HSDR_CPU_FLNS_AVX2_H
+#include <immintrin.h>
 #include <stdint.h>
 
 /* The tables of one F (0..8), built on first use by any thread (the others wait); NULL for a bad F or out of
@@ -17,8 +23,6 @@ typedef struct {
 } flns_tab;
 const flns_tab *hsdr_cpu_flns_tables(int F);
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define HSDR_FLNS_TARGET __attribute__((target("avx2,fma,f16c")))
 /* (Lambda, sign) of 8 rows */
 typedef struct {
@@ -93,7 +97,5 @@ HSDR_FLNS_TARGET static inline __m256d vvalue4(const flns_tab *t, vfl r, int F, 
         _mm256_slli_epi64(_mm256_add_epi64(_mm256_cvtepi32_epi64(m), _mm256_set1_epi64x(1023)), 52));
     return _mm256_mul_pd(_mm256_mul_pd(pf, p2), _mm256_cvtepi32_pd(sg)); /* sign 0 (absent) gives 0 */
 }
-
-#endif
 
 #endif

@@ -1,31 +1,32 @@
 /* cpu.planar2: PTQ1_0 x Q8_0 on a predecoded 2-bit planar form, bit-identical to the production fused sequence
  * (spec/ptq1_0.md sections 4 and 7).
- *   Idea: the digits t in {0,1,2} go straight into maddubs(t, q) (t unsigned, q signed); the exact sum of q of each
- *   Q8_0 block, computed once per matvec, is subtracted from the int32 sums: (t - 1).q = t.q - sum q. Eight rows are
- *   processed together with one row per dword lane, so the four sub-block sums of eight rows come out of maddubs,
- *   int16 adds and one madd as four vectors (lane = row) with no horizontal reduction, and the fp32 part is the
- *   production sequence vectorized across rows: sumi = fma(d8_k, isum_k, sumi) for k = 0..3 from +0, then
- *   sumf = fma(d_w, sumi, sumf) over the blocks in order from +0 -- each lane keeps its own row's order.
- *   Layout (prepare = the convert stage; rows padded to a multiple of 8 with zero rows): per group of 8 rows, per
- *   128-weight block, 256 bytes of codes = 8 vectors u (0..7) of 32 bytes; byte 4r + i of vector u belongs to row r
- *   of the group and holds the digits of weights 4u + i + 32j of that block in bit pairs 2j (j = 0..3). So each row's
- *   32 bytes are "byte b holds lanes b, b+32, b+64, b+96 in bit pairs 0,2,4,6", interleaved dword by dword across
- *   the 8 rows, and one shift + and extracts sub-block j for all 8 rows. After all codes of the group, the 8 fp16
- *   scales of each block (16 bytes per block). 2.125 bits per weight.
- *   Digits: t0 = v & 3, 4 t1 = v & 12, t2 = (v >> 4) & 3, 4 t3 = (v >> 4) & 12 (one shift, four ands); sub-blocks 1
- *   and 3 are summed four times too large, which is exact in int16/int32, and are paired with d8 / 4 and 4 sum q
- *   (exact in fp32 and int32), so fma(d8 / 4, 4 isum, .) is the very same fma as fma(d8, isum, .).
- *   Activations (prologue): Q8_0 with the shared production quantizer, q copied contiguous (one dword broadcast per
- *   maddubs), per Q8_0 block the exact sum of q (x4 for odd sub-blocks) and d8 as fp32 (/4 for odd sub-blocks).
- *   Per 8 rows x 128 weights: 8 code loads, 8 shifts, 32 ands, 32 q broadcasts, 32 maddubs, 28 int16 adds, 4 madd,
- *   4 subs, 4 cvt, 4 + 1 fma, 1 cvtph, 4 prefetches: 0.176 instructions per weight (callgrind). The running int16
- *   sums are pinned to registers (an empty asm) so the compiler does not reassociate them into a tree that spills.
- *   Memory: one sequential stream per group of 8 rows (plus its small scale stream); codes are software-prefetched
- *   8 blocks (2 KB) ahead, which the cold runs need to approach the DRAM read ceiling.
- *   Stages: convert (prepare), encode (quantize + sums), decode (shift/and), reduce (maddubs/add/madd), scale
- *   (subtract sum q, cvt, sumi chain), merge (sumf chain). */
+ *   Idea     the digits t in {0, 1, 2}, converted once and interleaved across 8 rows, come out of one shift + and per
+ *            sub-block and go straight into maddubs(t, q); (t - 1).q = t.q - sum q with the exact sum of q per Q8_0
+ *            block; the sums come out lane = row, and the fused fp32 sequence runs vectorized across the 8 rows.
+ *   Layout   weights (prepare = the convert stage; rows padded to a multiple of 8 with zero rows): per group of 8 rows,
+ *            per 128-weight block, 256 bytes of codes = 8 vectors u (0..7) of 32 bytes; byte 4r + i of vector u
+ *            belongs to row r of the group and holds the digits of weights 4u + i + 32j of that block in bit pairs 2j
+ *            (j = 0..3); after all codes of the group, the 8 fp16 scales of each block (16 bytes per block). 2.125
+ *            bits per weight. Activations: Q8_0 of the shared production quantizer, q copied contiguous (one dword
+ *            broadcast per maddubs), per Q8_0 block the exact sum of q (x4 for odd sub-blocks) and d8 as fp32 (/4 for
+ *            odd sub-blocks).
+ *   Stages   convert (prepare), encode (quantize + sums), decode (shift/and), reduce (maddubs/add/madd), scale
+ *            (subtract sum q, cvt, sumi chain), merge (sumf chain).
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.planar2 *'
+ *   Digits   t0 = v & 3, 4 t1 = v & 12, t2 = (v >> 4) & 3, 4 t3 = (v >> 4) & 12 (one shift, four ands); sub-blocks 1
+ *            and 3 are summed four times too large, which is exact in int16/int32, and are paired with d8 / 4 and
+ *            4 sum q (exact in fp32 and int32), so fma(d8 / 4, 4 isum, .) is the very same fma as fma(d8, isum, .).
+ *            Each row's 32 code bytes are "byte b holds lanes b, b+32, b+64, b+96 in bit pairs 0,2,4,6", interleaved
+ *            dword by dword across the 8 rows, so one shift + and extracts sub-block j for all 8 rows.
+ *   Cost     per 8 rows x 128 weights: 8 code loads, 8 shifts, 32 ands, 32 q broadcasts, 32 maddubs, 28 int16 adds,
+ *            4 madd, 4 subs, 4 cvt, 4 + 1 fma, 1 cvtph, 4 prefetches: 0.176 instructions per weight (callgrind). The
+ *            running int16 sums are pinned to registers (an empty asm) so the compiler does not reassociate them
+ *            into a tree that spills. Memory: one sequential stream per group of 8 rows (plus its small scale
+ *            stream); codes are software-prefetched 8 blocks (2 KB) ahead, which the cold runs need to approach the
+ *            DRAM read ceiling. */
 #include "planar2_avx2.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,8 +174,6 @@ void hsdr_cpu_planar2_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 TARGET static inline __m256i bcast_q(const int8_t *p)
@@ -403,20 +402,3 @@ void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, vo
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_planar2_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_planar2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_planar2_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

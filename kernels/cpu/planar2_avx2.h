@@ -1,11 +1,9 @@
-/* Registry hook: HSDR_CPU_PLANAR2_VARIANTS expands, inside the one table of kernels/registry.c (where ST() and D()
- * are defined), to this file's variant entries, each followed by a comma.
- *
- * Two AVX2 2-bit baselines, bit-identical to the production PTQ1_0 x Q8_0 fused sequence (spec/ptq1_0.md 4, 7):
+/* Two AVX2 2-bit baselines, bit-identical to the production PTQ1_0 x Q8_0 fused sequence (spec/ptq1_0.md 4, 7), and
+ * the activations they share:
  *   cpu.planar2  PTQ1_0 converted once to a predecoded 2-bit planar form, rows interleaved in groups of 8
- *                (kernels/cpu/planar2_avx2.c);
+ *                (planar2_avx2.c: idea, layout, stages, how to time it);
  *   cpu.pq2_0    PTQ1_0 converted once to standard PQ2_0 blocks (34 bytes, 2.125 bpw), row-major
- *                (kernels/cpu/pq2_0_avx2.c). */
+ *                (pq2_0_avx2.c: likewise). */
 #ifndef HSDR_CPU_PLANAR2_AVX2_H
 #define HSDR_CPU_PLANAR2_AVX2_H
 #include "../kernel.h"
@@ -43,27 +41,5 @@ size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R);
 void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e);
 void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
-
-#define HSDR_CPU_PLANAR2_VARIANTS                                                                                    \
-    {.name = "cpu.planar2", .backend = "cpu", .family = "baseline",                                                 \
-     .summary = "predecoded 2-bit planar form converted from PTQ1_0 (8 rows interleaved per dword, fp16 scales): "  \
-                "shift+and digits, maddubs(t, q) vectorized across 8 rows, exact sum q subtracted, fused fp32",     \
-     .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
-     .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,              \
-     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 9, D(SCALE) = 6},              \
-     .prepare = hsdr_cpu_planar2_prepare, .release = hsdr_cpu_planar2_release,                                     \
-     .act_bytes = hsdr_cpu_q2_act_bytes, .scratch_bytes = hsdr_cpu_planar2_scratch_bytes,                     \
-     .prologue = hsdr_cpu_planar2_prologue, .rows = hsdr_cpu_planar2_rows, .stage = hsdr_cpu_planar2_stage},       \
-    {.name = "cpu.pq2_0", .backend = "cpu", .family = "baseline",                                                   \
-     .summary = "PQ2_0 x Q8_0 (2.125 bpw, converted from PTQ1_0): shift+and codes against activations permuted "    \
-                "to the byte order, maddubs, exact sum q subtracted, 8 rows transposed into the fused fp32 lanes",  \
-     .outputs = HSDR_OUT_Y_Q8_0,                                                                                    \
-     .stages = ST(CONVERT) | ST(ENCODE) | ST(DECODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE), .precision = 32,         \
-     .needs_x = true, .unavailable = hsdr_cpu_avx2_unavailable, .matvec = hsdr_matvec_via_rows,                  \
-     .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 40, D(DECODE) = 2, D(REDUCE) = 8, D(SCALE) = 6},               \
-     .prepare = hsdr_cpu_pq2_0_prepare, .release = hsdr_cpu_pq2_0_release,                                         \
-     .act_bytes = hsdr_cpu_q2_act_bytes, .scratch_bytes = hsdr_cpu_pq2_0_scratch_bytes,                         \
-     .prologue = hsdr_cpu_pq2_0_prologue, .rows = hsdr_cpu_pq2_0_rows, .stage = hsdr_cpu_pq2_0_stage},
 
 #endif

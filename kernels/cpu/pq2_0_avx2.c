@@ -1,23 +1,30 @@
 /* cpu.pq2_0: PQ2_0 x Q8_0, the predecoded 2-bit comparison row at 2.125 bits per weight, bit-identical to the
  * production PTQ1_0 x Q8_0 fused sequence (spec/ptq1_0.md sections 2, 4 and 7).
- *   Layout (prepare = the convert stage): standard PQ2_0 blocks converted from PTQ1_0, row-major, 34 bytes per 128
- *   weights: fp16 d first, then qs[32]; weight j is bits 2 (j % 4) of qs[j / 4]; code c means c - 1.
- *   Idea: one 32-byte load of qs per block and row; v & 3, v & 12, (v >> 4) & 3, (v >> 4) & 12 are the codes of
- *   weights 4b, 4b + 1 (x4), 4b + 2, 4b + 3 (x4) in byte lane b; the prologue permutes the activations to match
- *   (vector j, lane b = q[4b + j]), so the raw codes go straight into maddubs(c, q). Lane b belongs to sub-block b / 8,
- *   so summing the four maddubs products (the unscaled pair shifted left by 2, all exact in int16) and one madd leave
- *   per row 8 int32 lanes, sub-block k in lanes 2k, 2k + 1, every sum four times too large. Eight rows are then
- *   transposed (4 hadd, 4 shufps, 4 permutes) into four vectors, one per sub-block, lane = row; 4 sum q of each Q8_0
- *   block (exact, once per matvec) is subtracted, and the fused fp32 sequence runs vectorized across rows with
- *   d8 / 4 (exact): sumi = fma(d8_k / 4, 4 isum_k, sumi) = fma(d8_k, isum_k, sumi) for k = 0..3 from +0, then
- *   sumf = fma(d_w, sumi, sumf) over the blocks in order from +0. Row-range tails repeat the last row in unused lanes.
- *   Per 8 rows x 128 weights: 8 x (1 load, 1 shift, 4 and, 4 maddubs, 3 add, 1 shift, 1 madd) + 12 transpose ops +
- *   4 sub, 4 cvt, 4 + 1 fma, 8 fp16 scale inserts + 1 cvtph, 4 activation loads, 5 prefetches: 0.19 instructions
- *   per weight (callgrind). Memory: the 8 rows of a batch are 8 short interleaved streams (K/128 x 34 bytes each) that
- *   the hardware prefetcher hardly trains on, so the next batch (contiguous) is software-prefetched in address order
- *   while this one is computed.
- *   Stages: convert (prepare), encode (quantize, permute, sums), decode (shift/and), reduce (maddubs/add/madd and
- *   the 8-row transpose), scale (subtract sum q, cvt, sumi chain), merge (sumf chain). */
+ *   Idea     standard PQ2_0 blocks, converted once from PTQ1_0: one 32-byte load per block and row, and four and/shift
+ *            masks give the codes, against activations permuted once to the code byte order so that the raw codes go
+ *            straight into maddubs; 8 rows are then transposed into fp32 lanes for the fused sequence.
+ *   Layout   weights (prepare = the convert stage): PQ2_0 blocks, row-major, 34 bytes per 128 weights: fp16 d first,
+ *            then qs[32]; weight j is bits 2 (j % 4) of qs[j / 4]; code c means c - 1. Activations: Q8_0 of the
+ *            shared production quantizer, q permuted (vector j, lane b = q[4b + j]), per Q8_0 block 4 sum q and
+ *            d8 / 4 (every sub-block's digits are summed four times too large).
+ *   Stages   convert (prepare), encode (quantize, permute, sums), decode (shift/and), reduce (maddubs/add/madd and
+ *            the 8-row transpose), scale (subtract sum q, cvt, sumi chain), merge (sumf chain).
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.pq2_0 *'
+ *   Sums     v & 3, v & 12, (v >> 4) & 3, (v >> 4) & 12 are the codes of weights 4b, 4b + 1 (x4), 4b + 2, 4b + 3 (x4)
+ *            in byte lane b. Lane b belongs to sub-block b / 8, so summing the four maddubs products (the unscaled
+ *            pair shifted left by 2, all exact in int16) and one madd leave per row 8 int32 lanes, sub-block k in
+ *            lanes 2k, 2k + 1, every sum four times too large. Eight rows are then transposed (4 hadd, 4 shufps, 4
+ *            permutes) into four vectors, one per sub-block, lane = row; 4 sum q of each Q8_0 block (exact, once per
+ *            matvec) is subtracted, and the fused fp32 sequence runs vectorized across rows with d8 / 4 (exact):
+ *            sumi = fma(d8_k / 4, 4 isum_k, sumi) = fma(d8_k, isum_k, sumi) for k = 0..3 from +0, then
+ *            sumf = fma(d_w, sumi, sumf) over the blocks in order from +0. Row-range tails repeat the last row in
+ *            unused lanes.
+ *   Cost     per 8 rows x 128 weights: 8 x (1 load, 1 shift, 4 and, 4 maddubs, 3 add, 1 shift, 1 madd) + 12
+ *            transpose ops + 4 sub, 4 cvt, 4 + 1 fma, 8 fp16 scale inserts + 1 cvtph, 4 activation loads, 5
+ *            prefetches: 0.19 instructions per weight (callgrind). Memory: the 8 rows of a batch are 8 short
+ *            interleaved streams (K/128 x 34 bytes each) that the hardware prefetcher hardly trains on, so the next
+ *            batch (contiguous) is software-prefetched in address order while this one is computed. */
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,8 +87,6 @@ void hsdr_cpu_pq2_0_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, encode_stage(e));
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 
 /* decode: the four code vectors of one block's qs (weights 4b + j in lane b; j = 1, 3 four times too large). */
@@ -339,20 +344,3 @@ void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_pq2_0_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_pq2_0_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_pq2_0_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

@@ -1,15 +1,18 @@
 /* cpu.production: PTQ1_0 x Q8_0 with the design of the fork's x86 kernel (spec/ptq1_0.md sections 4 and 7), the row
- * every other variant is compared with.
- *   Idea: per 128-weight block, load qs[0..15] once and extract five 16-lane digit vectors with the compare form
- *   (bytes XOR 0x80, signed compares against 85 and 170, then v = v + v + v); qs[16..23] and qh[0..1] are laid out
- *   as two more 16-lane vectors in natural weight order; (t - 1) q = maddubs(digits, q) - maddubs(1, q), widened with
- *   madd(., 1) into four exact int32 sub-block sums; then the fused fp32 sequence of section 7:
- *   sumi = fma(d8_k, isum_k, sumi) for k = 0..3, sumf = fma(d_w, sumi, sumf).
- *   Layout: PTQ1_0 rows as stored (no conversion). Activations: Q8_0 blocks of the x86 production quantizer (AVX2
- *   when present, as in the production AVX2 build), their fp16 scales widened to fp32 once per matvec.
- *   Stages: encode (quantize), decode (digit extraction), reduce (maddubs/madd/hadd), scale (sumi), merge (sumf). */
+ * every other CPU variant is compared with; also the Q8_0 quantizer every CPU kernel on Q8_0 activations shares.
+ *   Idea     per 128-weight block, eight 16-lane digit vectors by the SSSE3 compare form; (t - 1) q = maddubs(t, q) -
+ *            maddubs(1, q), widened into four exact int32 sub-block sums; then the fused fp32 sequence
+ *            sumi = fma(d8_k, isum_k, sumi) for k = 0..3, sumf = fma(d_w, sumi, sumf), one row at a time.
+ *   Layout   weights: PTQ1_0 rows as stored (no conversion). Activations: Q8_0 blocks of the x86 production quantizer
+ *            (AVX2 when present, as in the production AVX2 build), their fp16 scales widened to fp32 once per matvec.
+ *   Stages   encode (quantize), decode (digit extraction), reduce (maddubs / madd / hadd), scale (sumi), merge (sumf).
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.production *'
+ *   Decode   qs[0..15] loaded once give five digit vectors (bytes XOR 0x80, signed compares against 85 and 170, then
+ *            v = v + v + v); qs[16..23] and qh[0..1] are laid out as three more 16-lane vectors in natural weight
+ *            order (decode_block). */
 #include "production_ssse3.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include "../../reference/matvec.h"
 #include "../../reference/ptq1_0.h"
 #include "../../reference/q8.h"
+#include "cpu_features.h"
 
 void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
 {
@@ -31,10 +35,6 @@ void hsdr_cpu_q8_0_sums(const hsdr_block_q8_0 *q, int n, int32_t *sums)
     }
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "cpu_features.h"
 #define TARGET __attribute__((target("ssse3,fma,f16c")))
 
 const char *hsdr_cpu_production_unavailable(void)
@@ -200,7 +200,7 @@ TARGET static inline __m128i digit_step(__m128i *v)
     return _mm_sub_epi8(_mm_setzero_si128(), _mm_add_epi8(c1, c2));
 }
 
-/* The seven 16-lane digit vectors of a block, in natural weight order (weights 16 j .. 16 j + 15 in D[j], j < 8). */
+/* The eight 16-lane digit vectors of a block, in natural weight order (weights 16 j .. 16 j + 15 in D[j]). */
 TARGET static inline void decode_block(const uint8_t *blk, __m128i D[8])
 {
     __m128i v = _mm_loadu_si128((const __m128i *)blk); /* qs[0..15]: digit n of byte m is weight 16 n + m */
@@ -213,7 +213,8 @@ TARGET static inline void decode_block(const uint8_t *blk, __m128i D[8])
     D[5] = digit_step(&w); /* w becomes [3b, 9b] */
     w = _mm_add_epi8(_mm_add_epi8(w, w), w); /* [9b, 27b] */
     D[6] = digit_step(&w);                   /* w becomes [27b, 81b] */
-    /* weights 112..119 from 81b; 120..127 from qh: lanes q0, q1, 3q0, 3q1, 9q0, 9q1, 27q0, 27q1 (weight 120 + 2n + h) */
+    /* weights 112..119 from 81b; 120..127 from qh: lanes q0, q1, 3q0, 3q1, 9q0, 9q1, 27q0, 27q1 (weight
+     * 120 + 2n + h) */
     uint64_t qh = qh_powers[blk[24]] | qh_powers[blk[25]] << 8;
     __m128i t = _mm_unpacklo_epi64(_mm_unpackhi_epi64(w, w), _mm_cvtsi64_si128((long long)qh));
     D[7] = digit_step(&t);
@@ -357,39 +358,3 @@ void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1,
 {
     stage_alone(e, s, r0, r1, scratch);
 }
-
-#else /* not x86-64 */
-
-void hsdr_cpu_q8_0_quantize(const float *x, int K, hsdr_block_q8_0 *q, float *d)
-{
-    hsdr_q8_0_quantize_x86(x, (size_t)K, q);
-    for (int b = 0; b < K / 32; b++)
-        d[b] = hsdr_fp16_to_fp32(q[b].d);
-}
-
-const char *hsdr_cpu_production_unavailable(void)
-{
-    return "x86-64 only (SSSE3 + FMA)";
-}
-size_t hsdr_cpu_production_act_bytes(int K)
-{
-    return (size_t)K;
-}
-size_t hsdr_cpu_production_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_production_prologue(const hsdr_exec *e)
-{
-    (void)e;
-}
-void hsdr_cpu_production_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_production_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-#endif

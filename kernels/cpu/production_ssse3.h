@@ -1,4 +1,6 @@
-/* cpu.production: the production-equivalent PTQ1_0 x Q8_0 kernel (SSSE3 design, fused fp32 sequence). */
+/* cpu.production: the production-equivalent PTQ1_0 x Q8_0 kernel (the fork's x86 design: SSSE3 compare-form digits,
+ * maddubs, the fused fp32 sequence of spec/ptq1_0.md section 7), and the Q8_0 quantizer and sums every CPU kernel on
+ * Q8_0 activations shares. Layout, stages and how to time it: production_ssse3.c. */
 #ifndef HSDR_CPU_PRODUCTION_SSSE3_H
 #define HSDR_CPU_PRODUCTION_SSSE3_H
 #include "../kernel.h"

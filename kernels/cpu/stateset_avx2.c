@@ -1,28 +1,31 @@
 /* cpu.stateset: reusable 128-lane activation state sets + POPCOUNT (spec/lns8.md section 4), with the parts shared
  * with cpu.tile64 (tile64_avx2.c): converted weights, LNS8 prologue, tile analysis, scale and merge.
- *   Idea: once per R rows of a thread's range, every 128-lane activation tile becomes a list of its OCCUPIED LNS8
- *   states only (typically ~42 of 127), sorted by phase p = k & 7, then octave q = k >> 3. A row group then costs,
- *   per occupied state, one 256-bit pshufb popcount of [S_k | S_k] & [Wp | Wn] (nibble table [pc | 4 - pc] per
- *   128-bit lane, so one psadbw gives pc(S_k & Wp) + 128 - pc(S_k & Wn) = C[k] + 128 as four int64), a shift by q and
- *   an add into a running sum; no per-lane work at all. A[p] = running sum across phase p minus the phase's bias
- *   128 sum 2^q. Two rows share each entry load. (Tried first: scalar POPCNT, four AND + four POPCNT per state and
- *   row: ~1.5x slower here, see the report; tile64 keeps that form, on one word per state.)
- *   Build without scatter: occupancy = OR of 1 << k (vpsllvd into four 32-code accumulators), transposed to per-phase
- *   16-bit octave masks m[p] (eight slli + pmovmskb); the eight code-bit lane planes (pmovmskb of shifted codes)
- *   give 8 phase masks and 16 octave masks, and S_k = phase mask & octave mask (one AND per occupied state).
- *   Layouts:
- *     converted weights (stage convert, once): [N*G groups x {nz[0], nz[1], neg[0], neg[1]}] (uint64, natural lane
- *       order, word 0 = lanes 0..63), then [N*G fp32 scales d] (exact fp16 values): 36 bytes per 128 weights.
- *     activations (prologue): [int e, padded to 64 bytes][K LNS8 codes] (reference encoder, automatic pre-scale).
- *     per-thread scratch: the running sums of one group (2 rows x 129 x 32 bytes), per tile a head {N_a, first entry,
- *       entry count, phase ends[8], bias[8]}, one compact pool of entries {S_k & 0x0f.., (S_k >> 4) & 0x0f..} (the
- *       nibble split done at build time) with their q (shift count) and k, then A[2][G][8] and G_g[G].
- *   Stages: encode (prologue), route (build all G tiles of the block, every R rows), reduce (P_neg = N_a ^ W_neg,
- *   [Wp | Wn], counts, fold -> A[8]), scale (G_g = d_g sum_p A[p] c_p in double), merge (y = 2^(e - 9) sum_g G_g,
- *   rounded to fp32). Each stage is its own loop over per-row buffers in L1 (A, G_g), so each can run alone, be left
- *   out or doubled; the buffers cost far less than the reduce. */
+ *   Idea     once per R rows of a thread's range, every 128-lane activation tile becomes the list of its OCCUPIED
+ *            LNS8 states (typically ~42 of 127) with their lane masks S_k; a row then costs, per occupied state, one
+ *            pshufb popcount of [S_k | S_k] & [Wp | Wn] and a psadbw, shifted by q into a running sum: no lane work.
+ *   Layout   weights (convert, once): [N*G groups x {nz[0], nz[1], neg[0], neg[1]}] (uint64, natural lane order, word 0
+ *            = lanes 0..63), then [N*G fp32 scales d] (exact fp16 values): 36 bytes per 128 weights. Activations
+ *            (prologue): [int e, padded to 64 bytes][K LNS8 codes] (reference encoder, automatic pre-scale).
+ *            Per-thread scratch: the running sums of one group (2 rows x 129 x 32 bytes), per tile a head {N_a, first
+ *            entry, entry count, phase ends[8], bias[8]}, one compact pool of entries {S_k & 0x0f.., (S_k >> 4) &
+ *            0x0f..} (the nibble split done at build time) with their q (shift count) and k, then A[2][G][8], G_g[G].
+ *   Stages   encode (prologue), route (build all G tiles of the block, every R rows), reduce (P_neg = N_a ^ W_neg,
+ *            [Wp | Wn], counts, fold -> A[8]), scale (G_g = d_g sum_p A[p] c_p in double), merge (y = 2^(e - 9)
+ *            sum_g G_g, rounded to fp32). Each stage is its own loop over per-row buffers in L1 (A, G_g), so each can
+ *            run alone, be left out or doubled; the buffers cost far less than the reduce.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.stateset *'
+ *   Counts   entries sorted by phase p = k & 7, then octave q = k >> 3; nibble table [pc | 4 - pc] per 128-bit lane,
+ *            so one psadbw gives pc(S_k & Wp) + 128 - pc(S_k & Wn) = C[k] + 128 as four int64. A[p] = running sum
+ *            across phase p minus the phase's bias 128 sum 2^q. Two rows share each entry load. (Tried first: scalar
+ *            POPCNT, four AND + four POPCNT per state and row: ~1.5x slower here, see the report; tile64 keeps that
+ *            form, on one word per state.)
+ *   Build    without scatter: occupancy = OR of 1 << k (vpsllvd into four 32-code accumulators), transposed to
+ *            per-phase 16-bit octave masks m[p] (eight slli + pmovmskb); the eight code-bit lane planes (pmovmskb of
+ *            shifted codes) give 8 phase masks and 16 octave masks, and S_k = phase mask & octave mask (one AND per
+ *            occupied state). */
 #include "stateset_avx2.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +130,6 @@ void hsdr_cpu_ss_merge_row(const hsdr_exec *e, int r, const double *g)
     e->y[r] = (float)ldexp(y, hsdr_cpu_ss_prescale(e) - 9);
 }
 
-#if defined(__x86_64__)
-#include <immintrin.h>
 #define TARGET __attribute__((target("avx2,bmi")))
 
 const char *hsdr_cpu_ss_unavailable(void)
@@ -559,30 +560,3 @@ int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *er
     (void)v;
     return hsdr_cpu_ss_matvec(io, hsdr_cpu_stateset_scratch_bytes(io->K, 1), ss_counts, err, errlen);
 }
-
-#else /* not x86-64 */
-
-const char *hsdr_cpu_ss_unavailable(void)
-{
-    return "x86-64 only (AVX2, POPCNT, BMI1)";
-}
-size_t hsdr_cpu_stateset_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_stateset_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_stateset_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_stateset_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif

@@ -1,15 +1,14 @@
-/* Registry hook: HSDR_CPU_STATESET_VARIANTS expands, inside the one table of kernels/registry.c (where ST() and D()
- * are defined), to this file's variant entries, each followed by a comma.
- *
- * cpu.stateset (stateset_avx2.c): 128-lane reusable activation state sets, per-row AND/POPCOUNT over the occupied
+/* cpu.stateset (stateset_avx2.c): 128-lane reusable activation state sets, per-row AND/POPCOUNT over the occupied
  * states only; cpu.tile64 (tile64_avx2.c): the same with 64-lane tiles. Both share the converted weights (planar
- * masks + fp32 scales), the LNS8 prologue, the tile analysis and the scale / merge stages of stateset_avx2.c.
+ * masks + fp32 scales), the LNS8 prologue, the tile analysis and the scale / merge stages of stateset_avx2.c. Layout,
+ * stages and how to time them: the two .c files.
  *
- * Critical-path depths per 128-lane group, for a typical Gaussian tile (~42 occupied states per 128 lanes, ~32 per
- * 64): route = occupancy (16 dependent ORs + 4 to combine + 2 to transpose) + the extraction walk over the occupied
- * states (42; tile64: 8 + 4 + 2 + 32); reduce = one count (AND, pshufb, add, psadbw, shift: 5) + the running sum
- * over the group's entries (43 with padding) + the phase fold (8) (tile64: ANDN, POPCNT, sub, shift + 32 entries +
- * 3); scale = convert, multiply, 3 dependent adds per half, join, times d (7); merge: sequential over K/128 groups. */
+ * Critical-path depths (the registry's rows) per 128-lane group, for a typical Gaussian tile (~42 occupied states
+ * per 128 lanes, ~32 per 64): route = occupancy (16 dependent ORs + 4 to combine + 2 to transpose) + the extraction
+ * walk over the occupied states (42; tile64: 8 + 4 + 2 + 32); reduce = one count (AND, pshufb, add, psadbw, shift:
+ * 5) + the running sum over the group's entries (43 with padding) + the phase fold (8) (tile64: ANDN, POPCNT, sub,
+ * shift + 32 entries + 3); scale = convert, multiply, 3 dependent adds per half, join, times d (7); merge:
+ * sequential over K/128 groups. */
 #ifndef HSDR_CPU_STATESET_AVX2_H
 #define HSDR_CPU_STATESET_AVX2_H
 #include "../kernel.h"
@@ -68,30 +67,5 @@ size_t hsdr_cpu_tile64_scratch_bytes(int K, int R);
 void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
 int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
-
-#define HSDR_CPU_SS_STAGES (ST(CONVERT) | ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE))
-#define HSDR_CPU_SS_ABLATABLE (ST(ENCODE) | ST(ROUTE) | ST(REDUCE) | ST(SCALE) | ST(MERGE))
-
-#define HSDR_CPU_STATESET_VARIANTS                                                                                   \
-    {.name = "cpu.stateset", .backend = "cpu", .family = "stateset",                                                 \
-     .summary = "AVX2 128-lane state sets: scatter-free build of the occupied states (phase x octave masks) every "\
-                "R rows; per row and state one pshufb popcount of [S|S]&[Wp|Wn] + psadbw, shift-add fold to A[8]",  \
-     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C, .stages = HSDR_CPU_SS_STAGES, .precision = 32,         \
-     .unavailable = hsdr_cpu_ss_unavailable, .matvec = hsdr_cpu_stateset_matvec, .uses_R = true,                   \
-     .ablatable = HSDR_CPU_SS_ABLATABLE,                                                                             \
-     .depth = {D(ENCODE) = 10, D(ROUTE) = 64, D(REDUCE) = 56, D(SCALE) = 7},                                      \
-     .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,           \
-     .scratch_bytes = hsdr_cpu_stateset_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,                           \
-     .rows = hsdr_cpu_stateset_rows, .stage = hsdr_cpu_stateset_stage},                                            \
-    {.name = "cpu.tile64", .backend = "cpu", .family = "tile64",                                                     \
-     .summary = "64-lane state sets (two tiles per group, one uint64 per state), same build; per row and state "  \
-                "two ANDN + two scalar POPCNT, shift-add fold to A[8]",                                            \
-     .outputs = HSDR_OUT_Y_LNS8 | HSDR_OUT_A | HSDR_OUT_C, .stages = HSDR_CPU_SS_STAGES, .precision = 32,         \
-     .unavailable = hsdr_cpu_ss_unavailable, .matvec = hsdr_cpu_tile64_matvec, .uses_R = true,                     \
-     .ablatable = HSDR_CPU_SS_ABLATABLE,                                                                             \
-     .depth = {D(ENCODE) = 10, D(ROUTE) = 46, D(REDUCE) = 39, D(SCALE) = 7},                                       \
-     .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,           \
-     .scratch_bytes = hsdr_cpu_tile64_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,                             \
-     .rows = hsdr_cpu_tile64_rows, .stage = hsdr_cpu_tile64_stage},
 
 #endif

@@ -1,26 +1,26 @@
 /* cpu.tile64: reusable 64-lane activation state sets + POPCOUNT (spec/lns8.md section 4, "Tile64").
- *   Idea: as cpu.stateset, but each 128-lane group is two 64-lane tiles, so a state mask is ONE uint64 and the
- *   per-row work is scalar: per occupied state and row, two ANDN + two POPCNT + one subtraction, the count shifted by
- *   q into a running sum (entries sorted by phase, then q; A[p] += running sum across phase p). A 64-lane tile
- *   occupies more states per lane (~32 per 64 lanes against ~42 per 128), so a group costs ~64 cheap states instead
- *   of ~42 wide ones. Two rows share each entry load. C of the group = sum of its two tiles' counts (checking
- *   interface only). The build is cpu.stateset's scatter-free tile analysis (hsdr_cpu_ss_analyze) on 64 lanes.
- *   Layouts: converted weights, activations, scale and merge are cpu.stateset's (stateset_avx2.c): per (row, group)
- *     {nz[0], nz[1], neg[0], neg[1]}, word t = lanes 64t..64t+63 = tile t of the group. Per-thread scratch: per tile
- *     a head {N_a, first entry, entry count, phase ends[8]}, a compact pool of entries S_k (uint64) with their q and
- *     k (all 2G tiles of the current R-row block), the running sums of one tile (2 rows), then A[2][G][8], G_g[G].
- *   Stages: encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge. */
+ *   Idea     cpu.stateset with each 128-lane group as two 64-lane tiles, so a state mask is ONE uint64 and the
+ *            per-row work is scalar: per occupied state and row two ANDN + two POPCNT + one subtraction, shifted by q
+ *            into a running sum; ~64 cheap states a group (~32 per tile) instead of ~42 wide ones.
+ *   Layout   weights, activations, scale and merge are cpu.stateset's (stateset_avx2.c): per (row, group)
+ *            {nz[0], nz[1], neg[0], neg[1]}, word t = lanes 64t..64t+63 = tile t of the group. Per-thread scratch:
+ *            per tile a head {N_a, first entry, entry count, phase ends[8]}, a compact pool of entries S_k (uint64)
+ *            with their q and k (all 2G tiles of the current R-row block), the running sums of one tile (2 rows),
+ *            then A[2][G][8], G_g[G].
+ *   Stages   encode (prologue), route (build 2G tiles every R rows), reduce (ANDN/POPCNT/fold -> A[8]), scale, merge.
+ *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.tile64 *'
+ *   Details  entries sorted by phase, then q (A[p] += running sum across phase p). Two rows share each entry load.
+ *            C of the group = sum of its two tiles' counts (checking interface only). The build is cpu.stateset's
+ *            scatter-free tile analysis (hsdr_cpu_ss_analyze) on 64 lanes. */
 #include "stateset_avx2.h"
 
+#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../reference/hsdr.h"
 #include "../../reference/ptq1_0.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
 
 static size_t align64(size_t n)
 {
@@ -244,26 +244,3 @@ int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err,
     (void)v;
     return hsdr_cpu_ss_matvec(io, hsdr_cpu_tile64_scratch_bytes(io->K, 1), t64_counts, err, errlen);
 }
-
-#else /* not x86-64 */
-
-size_t hsdr_cpu_tile64_scratch_bytes(int K, int R)
-{
-    (void)R;
-    return (size_t)K;
-}
-void hsdr_cpu_tile64_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
-{
-    (void)e, (void)r0, (void)r1, (void)scratch;
-}
-void hsdr_cpu_tile64_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
-{
-    (void)e, (void)s, (void)r0, (void)r1, (void)scratch;
-}
-int hsdr_cpu_tile64_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen)
-{
-    (void)v, (void)io;
-    snprintf(err, errlen, "x86-64 only");
-    return -1;
-}
-#endif

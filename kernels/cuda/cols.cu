@@ -1,6 +1,14 @@
 /* cuda.cols (our baseline, not the fork's kernel): a dedicated 1..8-column PTQ1_0 mat-vec after the design the fork
  * reports for its multi-column path (spec/ptq1_0.md section 5), bit-identical per column to hsdr_matvec_q8_1 in
  * hsdr_cuda_cols_order(K, N) (8, 16 or 32 lanes per row, one warp).
+ *   Idea     one read of the weights for up to 8 activation columns (decode streams, draft tokens): every column
+ *            staged in shared memory per CTA, floor-form digits (one multiply per two bytes) into dp4a, 8/16/32 lanes
+ *            a row by the row count, the mat-vec launched programmatically dependent on the encode.
+ *   Layout   weights: PTQ1_0 as stored. Activations: Q8_1 per column (hsdr_q8_1_quantize's values) with each
+ *            32-block's exact sum; in shared memory per 128-block its values, four scales and exact sums at a
+ *            176-byte stride.
+ *   Stages   encode (quantize every column), reduce (the mat-vec: decode, dot, scale and merge fused).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.cols *' --set cols=1,8
  *
  * encode  hsdr_cu_quantize_q8_1 over the columns (Q8_1 blocks and their exact integer sums); it releases the mat-vec
  *         at once (programmatic dependent launch), so the mat-vec's CTAs start and request their first weight blocks

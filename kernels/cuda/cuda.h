@@ -1,6 +1,9 @@
 /* The CUDA backend's C entry points, called from the registry (kernels/registry.c). Built from the .cu files of
  * kernels/cuda/ when CMake finds nvcc (HSDR_CUDA); otherwise kernels/cuda/stub.c provides the same functions, and
- * every CUDA variant reports why it cannot run. */
+ * every CUDA variant reports why it cannot run. Each kernel file's head says its idea, layouts and stages.
+ * Time a variant: ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.direct *' (the
+ * default matrix's 64 rows; scripts/gpu-bench.sh runs the GPU matrix: 16384 rows, bonsai2-27b's GEMVs, hot and
+ * cold, 1..8 columns). */
 #ifndef HSDR_CUDA_H
 #define HSDR_CUDA_H
 #include <stddef.h>
@@ -24,6 +27,21 @@ const char *hsdr_cuda_tma_unavailable(void);
 /* The checking interface of every CUDA variant: its own timed path (create, set_input, mark, enqueue, mark, elapsed,
  * output: one column), so the code checked against the vectors is the code that is timed. */
 int hsdr_cuda_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);
+
+/* The reference orders (hsdr_matvec_q8_1, reference/matvec.h) that the Q8_1 kernels' y follows bit for bit, in every
+ * build (q8_1_orders.c: plain C). All HSDR_Q8_1_THREADS but the PT kernel's; a group is a warp.
+ * The fork's one-column SOA_ISUM mat-vec (cuda.production, and cuda.planar2 and the streamed kernels, which keep its
+ * y; docs/cuda-production.md section 3): K/128 < 128 blocks (K < 16384): a warp per row, {32 lanes, 1 group}; else
+ * a 128-thread CTA per row, {32 lanes, 4 groups}. */
+hsdr_q8_1_order hsdr_cuda_soa_order(int K, int N);
+/* The fork's planar PT one-column kernel (cuda.production_pt: sm_75 .. sm_87): HSDR_Q8_1_PT4. */
+hsdr_q8_1_order hsdr_cuda_pt_order(int K, int N);
+/* Our 8-lanes-per-row kernel (cuda.lanes8): {8 lanes, 1 group}. */
+hsdr_q8_1_order hsdr_cuda_lanes8_order(int K, int N);
+/* Our dedicated 1..8-column kernel (cuda.cols) for an N-row matrix: 8 lanes from 16384 rows, 16 from 8192, else 32,
+ * one group, so that a matrix of few rows still gives every SM enough warps. Fixed by the shape alone: every column
+ * count gives each column the same bits. */
+hsdr_q8_1_order hsdr_cuda_cols_order(int K, int N);
 
 /* cuda.production: the PrismML fork's one-column PTQ1_0 mat-vec as it dispatches on sm_89 and newer (the H200):
  * Q8_1 activations quantized on the device into the SOA_ISUM layout (stage encode), then the fork's mul_mat_vec_q

@@ -1,6 +1,16 @@
 /* The LNS8 variants of the CUDA backend, in one translation unit so that they share the encoder, its constant tables
- * and the warp helpers: cuda.direct (below), cuda.direct_mma and cuda.q1516 (int8 tensor cores, further down),
- * cuda.stateset (ballot state sets, at the end).
+ * and the warp helpers: cuda.direct (below), cuda.direct_mma and cuda.q1516 with their _p2 forms on the 2-bit layout
+ * (int8 tensor cores, further down), cuda.stateset (ballot state sets, at the end).
+ *   Idea     the direct 8-phase reduction of spec/lns8.md with A[8] exact: a warp's lanes own lanes of each group
+ *            (cuda.direct); A[p] = sum_h 16^h (t . V)[4p + h], an int8 tensor-core product against V built once per
+ *            matvec (_mma, q1516); or the occupied states' ballot masks built once per R rows (cuda.stateset).
+ *   Layout   weights: PTQ1_0 as stored (_p2: planar2.cuh's blocks, converted on the device). Activations: K LNS8
+ *            codes, then the pre-scale e (an int at a 16-byte boundary), encoded on the device; _mma, q1516: then
+ *            per group V's B fragments and column sums (route).
+ *   Stages   encode (codes and pre-scale), route (_mma, q1516: V), reduce (decode, phases, scale and merge fused);
+ *            convert for the _p2 forms.
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.direct *'
+ *            (likewise cuda.direct_mma, cuda.direct_mma_p2, cuda.q1516, cuda.q1516_p2, cuda.stateset)
  *
  * cuda.direct: the direct 8-phase LNS8 reduction, warp-level (the issue's design: lanes own lanes of a group).
  *

@@ -1,5 +1,13 @@
 /* cuda.lanes8 (our baseline, not the fork's kernel): activations staged in shared memory once per CTA, 8 lanes per
  * row; the fork's per-block fmaf chain, its own row split (hsdr_cuda_lanes8_order).
+ *   Idea     four rows per warp, 8 lanes each, so that a row's blocks are spread over fewer lanes and the warp's
+ *            activation reads are shared: x staged in shared memory once per CTA, one lane per 128-block, dp4a on
+ *            the digits {0, 1, 2} with each 32-block's exact sum subtracted once, then an 8-lane butterfly.
+ *   Layout   weights: PTQ1_0 as stored. Activations: Q8_1 of hsdr_q8_1_quantize (int8 values, fp16 d and s per
+ *            32-block), staged per CTA at a 132-byte stride per 128-block (bank-conflict-free), then the K/32 fp32
+ *            scales and int32 exact sums.
+ *   Stages   encode (quantize), reduce (the mat-vec: decode, dot, scale and merge fused).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.lanes8 *'
  *
  * encode  one warp per 32 activations: amax by warp max, d = amax / 127, q = roundf(x / d) (IEEE division: no fast
  *         math), s = fp16(d * sum q): bit-identical to hsdr_q8_1_quantize.

@@ -1,6 +1,16 @@
-/* cuda.planar2 and cuda.planar2_tma (our baselines): PTQ1_0 converted once on the device (stage convert) into a
- * predecoded 2-bit form, then a design whose y is bit-identical to cuda.production's (hsdr_matvec_q8_1 in
- * hsdr_cuda_soa_order): only the digit decode changes.
+/* cuda.planar2 and its streamed kin cuda.planar2_tma, _tma_fused, _ring and _wr (our baselines): PTQ1_0 converted
+ * once on the device (stage convert) into a predecoded 2-bit form, then a design whose y is bit-identical to
+ * cuda.production's (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only the digit decode changes.
+ *   Idea     the digits {0, 1, 2} predecoded into bit pairs, so that a shift and a mask per four digits replace the
+ *            x3 steps of PTQ1_0; the same dp4a sums, exact sums subtracted, the fork's fp32 steps: cuda.production's
+ *            design (soa.cuh), or the streamed one (tma.cuh, warp_rows.cuh), on fewer instructions per weight.
+ *   Layout   planar2.cuh: 32 code bytes + the fp16 scale per (row, K-block), 2.125 bits per weight; cuda.planar2 in
+ *            blocks (row-major codes, then the scales), the streamed variants in rows. Activations: those of the
+ *            design they run (soa.cuh's SOA_ISUM words, or tma.cuh's q[K], d8, isum).
+ *   Stages   convert (on the device, once), encode, reduce (the mat-vec: decode, dot, scale and merge fused); the
+ *            _fused and _ring variants encode inside the mat-vec (no encode launch).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.planar2 *'
+ *            (likewise cuda.planar2_tma, cuda.planar2_tma_fused, cuda.planar2_ring, cuda.planar2_wr)
  *
  * codes   32 bytes per (row, K-block): byte b holds the digits {0, 1, 2} of weights b, b + 32, b + 64, b + 96 in bit
  *         pairs 0, 2, 4, 6, so word w (bytes 4w..4w+3), shifted right by 2j and masked with 0x03030303, is the four
@@ -15,8 +25,8 @@
  * cuda.planar2_tma  per row: bytes 0..15 of its blocks' codes, then bytes 16..31, then its scales, padded to 16 bytes
  *                   (a pass of rows is one span; thread t's two 16-byte reads are conflict-free); tma.cuh's streamed
  *                   design on it; digit word j taken by one and with 0x03030303 << 2j, the unsigned-by-signed dp4a
- *                   summing 4^j times the digits, the exact sum shifted back. Time it: hsdr run --filter
- *                   'variant=cuda.planar2_tma'. */
+ *                   summing 4^j times the digits, the exact sum shifted back. _tma_fused, _ring and _wr: the same
+ *                   layout through tma.cuh's fused encode, its ring, and warp_rows.cuh. */
 #include "planar2.cuh"
 #include "soa.cuh"
 #include "tma.cuh"

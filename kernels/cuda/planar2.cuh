@@ -1,6 +1,7 @@
-/* The 2-bit layouts of PTQ1_0 (planar2.cu), converted once on the device. Code byte b of a K-block holds the digits
- * {0, 1, 2} of weights b, b + 32, b + 64, b + 96 in bit pairs 0, 2, 4, 6: word w shifted right by 2j and masked with
- * 0x03030303 is the digits of weights 32 j + 4 w .. + 3.
+/* The 2-bit layouts of PTQ1_0, converted once on the device (planar2.cu: the convert stage of cuda.planar2 and its
+ * kin, cuda.direct_mma_p2 and cuda.q1516_p2; how to time them: planar2.cu, direct.cu). Code byte b of a K-block holds
+ * the digits {0, 1, 2} of weights b, b + 32, b + 64, b + 96 in bit pairs 0, 2, 4, 6: word w shifted right by 2j and
+ * masked with 0x03030303 is the digits of weights 32 j + 4 w .. + 3.
  * blocks  (cuda.planar2; also the LNS8 tensor-core rows cuda.direct_mma_p2, cuda.q1516_p2 in direct.cu): each
  *         block's 32 code bytes together, row-major over (row, K-block), then every block's fp16 scale in the same
  *         order.

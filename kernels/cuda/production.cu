@@ -1,7 +1,15 @@
 /* cuda.production: the PrismML fork's one-column PTQ1_0 mat-vec as the fork dispatches it on sm_89 and newer (Ada,
  * Hopper: the H200), re-implemented from docs/cuda-production.md (facts read from the fork's sources; the code is
- * this project's). y is bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_soa_order. The row kernels, their launch and
- * the fp32 end of a block are soa.cuh's (shared with cuda.planar2); this file has the quantizer and the PTQ1_0 block.
+ * this project's). y is bit-identical to hsdr_matvec_q8_1 in hsdr_cuda_soa_order.
+ *   Idea     x quantized to Q8_1 in the fork's SOA_ISUM layout (each 32-block's exact sum beside its scale); then a
+ *            warp per row (K/128 < 128) or a 128-thread CTA per row: raw digits {0, 1, 2} by x3 steps into dp4a, the
+ *            exact sums subtracted, the fork's fmaf chains per block and per thread, an xor butterfly.
+ *   Layout   weights: PTQ1_0 as stored. Activations: the 32 K-blocks of a group transposed across 32 words, then the
+ *            half2 (fp16 d, exact int16 sum) of each 32-block (encode, below).
+ *   Stages   encode (quantize_q8_1), reduce (the mat-vec: decode, dot, scale and merge fused).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.production *'
+ *   Files    the row kernels, their launch and the fp32 end of a block are soa.cuh's (shared with cuda.planar2); this
+ *            file has the quantizer and the PTQ1_0 block.
  *
  * encode  the fork's quantize_q8_1 for the SOA_ISUM layout: one thread per activation of the column padded to a
  *         multiple of 4096 (padding reads as 0), 256-thread CTAs; amax by warp max, d = amax / 127, q = roundf(x / d),

@@ -2,6 +2,13 @@
  * the default mode that is not batch invariant; what the fork dispatches on sm_75 .. sm_87, a baseline on the H200),
  * re-implemented from facts read from the fork's sources (the code is this project's). y is bit-identical to
  * hsdr_matvec_q8_1 in hsdr_cuda_pt_order.
+ *   Idea     x quantized to Q8_1 in 16-byte planes; 128-thread CTAs over (4-row group, K-block) items, each item's
+ *            activations loaded once for its 4 rows; every block's value rounded alone into shared memory, then one
+ *            thread per row adds its blocks in four interleaved accumulators.
+ *   Layout   weights: PTQ1_0 as stored. Activations: planes 0..7 of 16-byte units (plane p: elements 16 p .. 16 p + 15
+ *            of every K-block), plane 8 the half2 (fp16 d, exact int16 sum) of every 32-block (encode, below).
+ *   Stages   encode (quantize_q8_1), reduce (the mat-vec: decode, dot, scale and merge fused).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.production_pt *'
  *
  * encode  the fork's quantize_q8_1 for the PT layout: one thread per activation, 256-thread CTAs over the K values
  *         (K a multiple of 128: the last CTA may hold 4 warps past K, which compute on zeros and store nothing);

@@ -1,11 +1,13 @@
-/* cuda.ptq1_0_tma (our baseline): PTQ1_0 as stored, streamed (tma.cuh: whole passes of rows copied into shared
- * memory ahead of use, activations held in registers), each thread decoding its 28-byte block with
- * the fork's x3 digit steps (common.cuh's hsdr_cu_ptq1_0_sums: byte spread into 16-bit lanes, one multiply and mask
- * per digit, one byte permute per dp4a word). y is bit-identical to cuda.production's.
- *
- * layout  PTQ1_0 as stored: rows back to back, 28 G bytes each; thread t reads words 7t .. 7t + 6 of its pass's
- *         span (conflict-free: 7 is odd).
- * time it hsdr run --filter 'variant=cuda.ptq1_0_tma' (or hsdr profile, which builds a token of it). */
+/* cuda.ptq1_0_tma, cuda.ptq1_0_tma_fused and cuda.ptq1_0_ring (our baselines): PTQ1_0 as stored through the streamed
+ * design of tma.cuh. y is bit-identical to cuda.production's.
+ *   Idea     whole passes of rows bulk-copied into shared memory ahead of use, activations held in registers, each
+ *            thread decoding its 28-byte block with the fork's x3 digit steps (common.cuh's hsdr_cu_ptq1_0_sums:
+ *            byte spread into 16-bit lanes, one multiply and mask per digit, one byte permute per dp4a word).
+ *   Layout   PTQ1_0 as stored: rows back to back, 28 G bytes each; thread t reads words 7t .. 7t + 6 of its pass's
+ *            span (conflict-free: 7 is odd). Activations: tma.cuh's q[K], d8, isum.
+ *   Stages   encode (its own kernel; inside the mat-vec for _fused and _ring), reduce (the streamed mat-vec).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.ptq1_0_tma *'
+ *            (likewise cuda.ptq1_0_tma_fused, cuda.ptq1_0_ring; hsdr profile builds a token of them) */
 #include "tma.cuh"
 
 struct ptq1_0_tma {

@@ -1,6 +1,15 @@
 /* The fork's one-column SOA_ISUM design (docs/cuda-production.md sections 2 and 3), shared by the kernels that use
  * its activation layout and its row geometry: cuda.production (PTQ1_0 as stored, production.cu) and cuda.planar2 (a
- * predecoded 2-bit form, planar2.cu). A weight format supplies one policy type W with
+ * predecoded 2-bit form, planar2.cu).
+ *   Idea     the fork's rows over one quantization of x: a warp per row below 128 K-blocks, else a 128-thread CTA per
+ *            row (its warps' partials added in warp order), the weight format's per-block dot and fp32 steps, then
+ *            the xor butterfly; the mat-vec launched programmatically dependent on the encode.
+ *   Layout   activations: groups of 32 K-blocks, 36 words per K-block, K padded to a multiple of 4096 (below);
+ *            weights: the format's (W).
+ *   Stages   encode (hsdr_cu_quantize_soa, production.cu), reduce (the row kernels below).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.production *'
+ *            (or cuda.planar2)
+ * A weight format supplies one policy type W with
  *   static const uint8_t *prefetch(const uint8_t *w, int N, int G, int row, int kb)  the address to bring into L2
  *   static float dot(const uint8_t *w, int N, int G, int row, int kb, const int32_t *ya, float p)
  * where dot returns p advanced by K-block kb of the row against that K-block's activation words ya (word ww at

@@ -1,4 +1,5 @@
-/* The part of the streamed design (tma.cuh) that is not per format: its encode kernel (the knobs: tma_knobs.c). */
+/* The part of the streamed design (tma.cuh: idea, layout, stages, how to time it) that is not per format: its encode
+ * kernel (the knobs: tma_knobs.c). */
 #include "tma.cuh"
 
 __global__ void __launch_bounds__(256) hsdr_tma_quantize(const float *x, int K, int8_t *q)

@@ -1,19 +1,25 @@
 /* The streamed one-column design (issue 18), shared by cuda.ptq1_0_tma (PTQ1_0 as stored, ptq1_0_tma.cu) and
- * cuda.planar2_tma (the predecoded 2-bit form, planar2.cu). One kernel per GEMV, y bit-identical to cuda.production's
- * (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only where the work runs changes, never an operation on a value.
+ * cuda.planar2_tma (the predecoded 2-bit form, planar2.cu), with their _fused and _ring forms. One kernel per GEMV, y
+ * bit-identical to cuda.production's (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): only where the work runs changes,
+ * never an operation on a value.
+ *   Idea     a weight-streaming kernel: each CTA bulk-copies whole passes of rows into shared memory a few passes
+ *            ahead, and each thread holds its K-block's activations in registers for the whole kernel, so nothing but
+ *            weights moves per pass; persistent CTAs, passes dealt round robin.
+ *   Layout   weights: the format's rows back to back (F::row_bytes, below). Activations: q[K] (natural order), then
+ *            fp32 d8[K / 32] (the fp16 d, widened) and int32 isum[K / 32] (encode, below; FUSED: and a counter).
+ *   Stages   encode (its own kernel, or inside the mat-vec: FUSED), reduce (the streamed mat-vec).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.planar2_tma *'
+ *            (or cuda.ptq1_0_tma and the _fused, _ring forms); scripts/tma-sweep.sh sweeps the knobs.
  *
- * idea    a weight-streaming kernel: each CTA copies whole passes of P rows (contiguous bytes) into shared memory with
- *         Hopper's bulk copy (one instruction per pass, completion on an mbarrier), S passes ahead, starting once
- *         the activations are there (or, knob EARLY, before the kernel waits for them: measured no faster, issue 18
- *         step 3); each thread then holds its K-block's activations in registers for the whole kernel, so nothing
- *         but weights moves per pass.
+ * idea    each CTA copies whole passes of P rows (contiguous bytes) into shared memory with Hopper's bulk copy (one
+ *         instruction per pass, completion on an mbarrier), S passes ahead, starting once the activations are there
+ *         (or, knob EARLY, before the kernel waits for them: measured no faster, issue 18 step 3).
  * geometry P row slots x G K-blocks of threads, thread t = p G + b on K-block b of rows p, p + P, ... of each pass
  *         (R = P x rows per thread rows a pass; its block's 32 activation words, four fp16 scales and four exact sums
  *         in registers for the whole kernel); persistent CTAs (as many as fit at once, passes dealt round robin, the
  *         grid trimmed so that no CTA has more passes than it must). Knobs: tma_knobs.h (HSDR_TMA).
- * time it hsdr run --filter 'variant=cuda.planar2_tma' (or cuda.ptq1_0_tma); scripts/tma-sweep.sh sweeps the knobs.
- *         Measured on the H200 (docs/perf-notes.md, issue 18 steps 2 and 3): on par with the SOA_ISUM kernels per
- *         launch, the fastest alone per GEMV over a token's GEMVs, but not in one graph.
+ * measured on the H200 (docs/perf-notes.md, issue 18 steps 2 and 3): on par with the SOA_ISUM kernels per launch, the
+ *         fastest alone per GEMV over a token's GEMVs, but not in one graph.
  * steps   per (row, block): the four exact int32 sums from the format policy, then the fork's acc = fmaf(d8_k,
  *         sumi_k - isum_k, acc), k = 0..3 from +0 (as hsdr_soa_finish), written with the block's scale to shared
  *         memory; one warp per row slot then redoes the fork's row order: lane l chains p = fmaf(d_w, acc, p) over

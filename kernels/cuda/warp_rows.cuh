@@ -1,11 +1,14 @@
 /* The warp-rows consumer (cuda.planar2_wr; issue 18 step 5): tma.cuh's streamed passes without a CTA barrier in the
  * loop. y is bit-identical to cuda.production's (hsdr_matvec_q8_1 in hsdr_cuda_soa_order): the same operations on
  * the same values as hsdr_tma_rows, only where they run changes.
+ *   Idea     each warp takes whole rows of a pass and reduces them itself, so a pass needs no CTA barrier: the warps
+ *            release a stage by arriving on its "empty" mbarrier, and one producer warp refills it (bulk copies,
+ *            completion on the stage's "full" mbarrier).
+ *   Layout   weights: the format's rows (planar2.cuh's rows). Activations: tma.cuh's q[K], d8, isum, copied into
+ *            shared memory once per CTA (below).
+ *   Stages   encode (tma.cuh's encode kernel, launched programmatically dependent), reduce (this consumer).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:cuda --filter 'variant=cuda.planar2_wr *'
  *
- * idea     each warp takes whole rows of a pass and reduces them itself, so a pass needs no CTA barrier: the warps
- *          release a stage by arriving on its "empty" mbarrier, and one producer warp refills it (bulk copies,
- *          completion on the stage's "full" mbarrier). The encoded activations of the whole row sit in shared
- *          memory once per CTA.
  * geometry HSDR_WR_WARPS consumer warps and one producer warp; a pass is R = warps x RW rows (RW: the rows a warp
  *          takes that keep a pass near HSDR_WR_PASS_BYTES, 1..4); warp w takes rows w RW .. w RW + RW - 1; stages
  *          from HSDR_TMA's first field; persistent CTAs as tma.cuh places them.
@@ -15,9 +18,7 @@
  * steps    per warp and pass: its (row, K-block) items dealt over its lanes (item e: row e / G, block e % G; lane
  *          L takes e = L, L + 32, ...): F::sums (the four exact sums and the block's scale), the fork's
  *          acc = fmaf(d8_k, sumi_k - isum_k, acc) from +0, (d_w, acc) into the warp's slots; __syncwarp; the stage
- *          released; per row hsdr_tma_row (the fork's lane order) and lane 0 writes y.
- * encode   tma.cuh's encode kernel (hsdr_tma_quantize), launched programmatically dependent.
- * time it  hsdr run --filter 'variant=cuda.planar2_wr' */
+ *          released; per row hsdr_tma_row (the fork's lane order) and lane 0 writes y. */
 #ifndef HSDR_CUDA_WARP_ROWS_CUH
 #define HSDR_CUDA_WARP_ROWS_CUH
 #include "tma.cuh"

@@ -1,5 +1,6 @@
 // Shared by every .metal kernel, the Apple host and the CPU shim: the parameter block, the launch shapes, the one
-// kernel signature (its [[buffer(i)]] attributes are the buffer indices, listed in metal.h), and small helpers. Compiles as MSL (Metal Shading Language, C++14-based) and as C/C++ (host and shim).
+// kernel signature (its [[buffer(i)]] attributes are the buffer indices, listed in metal.h), and small helpers.
+// Compiles as MSL (Metal Shading Language, C++14-based) and as C/C++ (host and shim).
 #ifndef HSDR_METAL_COMMON_H
 #define HSDR_METAL_COMMON_H
 

@@ -1,4 +1,6 @@
-/* The Metal backend's C entry points, called from the registry (kernels/registry.c).
+/* The Metal backend's C entry points, called from the registry (kernels/registry.c). Each .metal kernel's head says
+ * its idea, layout and stages. Time a variant on a Mac (HSDR_METAL):
+ *     ./build/hsdr run matrix.yaml --set variants=backend:metal --filter 'variant=metal.direct *'
  *
  * On Apple, with HSDR_METAL on: kernels/metal/host/metal_host.m (Objective-C, Metal framework) compiles the .metal
  * kernels at run time, runs them on the default GPU and times them from the command buffer's GPU start and end times

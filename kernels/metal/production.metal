@@ -1,11 +1,18 @@
 // metal.production: PTQ1_0 x Q8_0 with the production Metal design (spec/ptq1_0.md section 5), y bit-identical to
-// the CPU production path (fused, section 7). One 32-lane simdgroup per row holds 4 blocks in flight: 8 lanes share a
-// block and lane `part` owns whole bytes, qs[2 part], qs[2 part + 1], qs[16 + part] and qh digit `part` (16 weights),
-// so every code byte is read once. Decode on the float pipeline, floor form: g_k = floor(byte 3^k / 256) (exact in
-// fp32), digit n = g_{n+1} - 3 g_n, so a byte's dot with its activations is sum_k g_k times pre-combined coefficients
-// (a_{k-1} - 3 a_k, a_{k-1}, -3 a_k ...) split by 32-block; every value is an integer below 2^24, so exact. The 8
-// lanes' partial sums meet by xor shuffles (integers, exact), the block's first lane makes
-// sumi = fma(d8_k, isum_k, sumi) from +0, and lane 0 chains sumf = fma(d_w, sumi_b, sumf) over the blocks in order.
+// the CPU production path (fused, section 7).
+//   Idea     a 32-lane simdgroup per row with 4 blocks in flight, 8 lanes a block, each lane owning whole bytes;
+//            digits decoded on the float pipeline in floor form against pre-combined activation coefficients (every
+//            value an exact integer below 2^24); sumi = fma(d8_k, isum_k, sumi) per block, sumf = fma(d_w, sumi, sumf).
+//   Layout   buffers of metal.h: W (PTQ1_0 words), ACT (the host's x86 Q8_0 values, K bytes), SCALE (each Q8_0
+//            block's fp16 scale as fp32), Y; hsdr_params.
+//   Stages   reduce (the kernel: decode, reduce, scale and merge fused; the Q8_0 encode happens on the host).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:metal --filter 'variant=metal.production *' (on a
+//            Mac with HSDR_METAL; off Apple the CPU shim checks this source and times nothing)
+// Lane `part` of a block owns qs[2 part], qs[2 part + 1], qs[16 + part] and qh digit `part` (16 weights), so every
+// code byte is read once. Floor form: g_k = floor(byte 3^k / 256) (exact in fp32), digit n = g_{n+1} - 3 g_n, so a
+// byte's dot with its activations is sum_k g_k times pre-combined coefficients (a_{k-1} - 3 a_k, a_{k-1}, -3 a_k ...)
+// split by 32-block. The 8 lanes' partial sums meet by xor shuffles (integers, exact), the block's first lane makes
+// sumi from +0, and lane 0 chains sumf over the blocks in order.
 #include "hsdr_metal_common.h"
 
 // The activations of the Q8_0 vector: byte i as a signed value.

@@ -1,9 +1,15 @@
-// metal.q1516: the direct A[8] (hsdr_direct_group), then Q15.16 per group (spec/lns8.md section 6):
-// S = sum_p A[p] C31[p] in 64-bit integers (|S| <= 2^54), and Q_g = S d_g 2^(e + 16 - 31 - 9) rounded to the nearest
-// integer, ties to even, computed exactly: d_g is an fp16, m 2^x with an 11-bit integer m, so Q_g is |S| m (a 128-bit
-// product, built from 32-bit halves) shifted by x + e - 24 with the rounding done on the bits. That is the correctly
-// rounded value the spec's bound is measured from (Metal has no fp64 for the spec's reference formula). The row is
-// sum_g Q_g in 64 bits; y = row 2^-16.
+// metal.q1516: the direct A[8] (hsdr_direct_group), then Q15.16 per group (spec/lns8.md section 6).
+//   Idea     S = sum_p A[p] C31[p] in 64-bit integers (|S| <= 2^54), and Q_g = S d_g 2^(e + 16 - 31 - 9) rounded to
+//            the nearest integer, ties to even, computed exactly with 128-bit integer arithmetic (Metal has no fp64
+//            for the spec's reference formula); the row is sum_g Q_g in 64 bits, y = row 2^-16.
+//   Layout   buffers of metal.h: W, ACT (the host's LNS8 codes), Y, AOUT (A), QG and QR (Q per group and per row, when
+//            flags & Q); hsdr_params.
+//   Stages   reduce (the kernel: decode, route, reduce, scale, materialize and merge fused; codes from the host).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:metal --filter 'variant=metal.q1516 *' (on a Mac
+//            with HSDR_METAL; off Apple the CPU shim checks this source and times nothing)
+// d_g is an fp16, m 2^x with an 11-bit integer m, so Q_g is |S| m (a 128-bit product, built from 32-bit halves)
+// shifted by x + e - 24 with the rounding done on the bits: the correctly rounded value the spec's bound is measured
+// from.
 #include "hsdr_metal_common.h"
 
 // |s| m as a 128-bit value (hi, lo), m < 2^11.

@@ -1,9 +1,16 @@
-// metal.stateset: reusable activation state sets (spec/lns8.md section 4). A threadgroup is one 32-lane simdgroup
-// and takes a tile of R rows; lane l holds the tile lanes l + 32 j (j = 0..3), and a 128-lane mask is four 32-bit
-// words, word j = simd_ballot over slot j.
-// Per group, once for the R rows (route): the negative-lane mask, then the occupied states one at a time (the smallest
-// code still unassigned, by simd_min) with their masks S_k = simd_ballot(code == k), kept in threadgroup memory.
-// Per row (reduce): W_nz and W_neg by ballot of the row's trits, P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg,
+// metal.stateset: reusable activation state sets (spec/lns8.md section 4).
+//   Idea     a one-simdgroup threadgroup per tile of R rows; per group the occupied codes (simd_min) and their
+//            128-lane masks (four simd_ballot words) built once (route); per row popcount of the positive and negative
+//            products per state, folded into phase partials, simd_sum to the exact A[8].
+//   Layout   buffers of metal.h: W, ACT (the host's LNS8 codes), Y, AOUT (A); hsdr_params (R <= HSDR_METAL_MAX_R);
+//            the state masks and codes of a group in threadgroup memory.
+//   Stages   reduce (the kernel: route, reduce, scale and merge fused; the codes are encoded on the host).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:metal --filter 'variant=metal.stateset *' (on a Mac
+//            with HSDR_METAL; off Apple the CPU shim checks this source and times nothing)
+// Lane l holds the tile lanes l + 32 j (j = 0..3), and a 128-lane mask is four 32-bit words, word j = simd_ballot over
+// slot j. Per group, once for the R rows (route): the negative-lane mask, then the occupied states one at a time (the
+// smallest code still unassigned, by simd_min) with their masks S_k = simd_ballot(code == k), kept in threadgroup
+// memory. Per row (reduce): W_nz and W_neg by ballot of the row's trits, P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg,
 // Wn = W_nz & P_neg; the lanes split the states, C[k] = popcount(S_k & Wp) - popcount(S_k & Wn), folded into eight
 // phase partials (C << q); simd_sum gives the exact A[p]. Lane 0 writes A and adds the group's value to the row's
 // float-float sum (groups in increasing order).

@@ -1,5 +1,13 @@
 #version 450
 // vulkan.direct (and, compiled with -DQ1516, vulkan.q1516): the direct 8-phase reduction (spec/lns8.md section 3).
+//   Idea     one subgroup per row: each lane adds s t 2^q of its lanes of every group into eight phase partials, and a
+//            reduce-scatter butterfly leaves each lane one exact A[p]; direct: the phases summed over the groups in
+//            fp64; q1516: S_g and Q_g per group in 64-bit words (no shaderInt64), the row an exact 64-bit sum.
+//   Layout   weights: PTQ1_0 as stored (binding W, 7 words a block). Activations: the host's LNS8 codes (binding ACT,
+//            four a word) and pre-scale e (push constant). Outputs: Y, A per (row, group) (AOUT), q1516's QG and QR.
+//   Stages   reduce (this shader: decode, route, reduce, scale and merge fused; the codes are encoded on the host).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.direct *'
+//            (or 'variant=vulkan.q1516 *')
 // One subgroup of S lanes (S >= 8: hsdr_vulkan_subgroup8_unavailable says so elsewhere) per row, the row's groups
 // in increasing order. Lane l owns the words w = l, l + S, ... (w < 32) of every 128-lane group: the four LNS8 codes
 // of activation word w and the four trits of ptq_trits4 (weights 4w .. 4w + 3), whose terms s t 2^q it adds into eight

@@ -1,10 +1,17 @@
 #version 450
 // vulkan.dmmv: the fork's generic fp32 dequantizing mat-vec for one PTQ1_0 column, as it runs on NVIDIA for
 // K <= 4096 (mul_mat_vec_ptq1_0_f32_f32 from mul_mat_vec.comp at PrismML-Eng/llama.cpp 5a398c96;
-// docs/vulkan-production.md section 3b). x is read as fp32 (binding ACT), no quantization. y is held bit for bit to
-// hsdr_matvec_q8_1 with hsdr_q8_1_order {vk_wg = workgroup, vk_sg = subgroup, vk_dmmv}: the fork's operations in the
-// fork's order, with the choices it leaves to the device pinned: dot's additions in order, the multiply by d and the
-// add fused (fma_f32), a fixed xor butterfly of shuffles instead of subgroupAdd.
+// docs/vulkan-production.md section 3b).
+//   Idea     no quantization: x read as fp32, each invocation takes 8 consecutive weights an iteration, two 4-wide
+//            dots (their additions in order) times the block's d fused into its running sum, then a fixed xor
+//            butterfly per subgroup and the subgroups added in order (rows_end.glsl); 2 rows a workgroup.
+//   Layout   weights: PTQ1_0 as stored (binding W, 7 words a block). Activations: x as fp32 bit patterns (binding ACT).
+//   Stages   reduce (this shader; x is uploaded, not encoded).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.dmmv *'
+// y is held bit for bit to hsdr_matvec_q8_1 in HSDR_Q8_1_DEQUANT_FP32 {lanes = subgroup size, groups = the
+// workgroup's subgroups}: the fork's operations in the fork's order, with the choices it leaves to the device pinned:
+// dot's additions in order, the multiply by d and the add fused (fma_f32), a fixed xor butterfly of shuffles instead
+// of subgroupAdd.
 //
 // A workgroup takes RPW = 2 rows. Invocation tid takes the 8 consecutive weights from c = 8 (j wg + tid) in
 // iterations j = 0, 1, ... while c < K (always inside one 128-block): per row s = ((x_c t_c + ..) + ..) over c .. c + 3

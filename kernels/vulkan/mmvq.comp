@@ -1,10 +1,17 @@
 #version 450
 // vulkan.mmvq: the fork's Vulkan PTQ1_0 x q8_1 mat-vec with integer dot products, as it runs for one column on
-// NVIDIA at K > 4096 (mul_mat_vecq_ptq1_0.comp, PrismML-Eng/llama.cpp 5a398c96; docs/vulkan-production.md section
-// 3), after quantize_q8_1.comp. Built with -DHSDR_INT_DOT (OpSDot). y is held bit for bit to hsdr_matvec_q8_1 with
-// hsdr_q8_1_order {vk_wg = workgroup, vk_sg = subgroup}: the fork's operations in the fork's order, with the two
-// choices it leaves to the device pinned: every fma fused (fma_f32), the lanes added by a fixed xor butterfly of
-// shuffles instead of subgroupAdd.
+// NVIDIA at K > 4096 (mul_mat_vecq_ptq1_0.comp, PrismML-Eng/llama.cpp 5a398c96; docs/vulkan-production.md section 3).
+//   Idea     x quantized to q8_1 on the device; two invocations per 128-block decode its digits by x3 steps in 16-bit
+//            lanes against pre-masked activation words with OpSDot; each block's fused fp32 chain, then a fixed xor
+//            butterfly per subgroup and the subgroups added in order (rows_end.glsl).
+//   Layout   weights: PTQ1_0 as stored (binding W, 7 words a block). Activations: block_q8_1_x4 (binding 2 as q8_1
+//            words: per 128 values four (d, s) words, then 32 words of four int8; quantize_q8_1.comp).
+//   Stages   encode (quantize_q8_1.comp's dispatch), reduce (this shader).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.mmvq *'
+// Built with -DHSDR_INT_DOT (OpSDot). y is held bit for bit to hsdr_matvec_q8_1 in HSDR_Q8_1_INT_DOT {lanes =
+// subgroup size, groups = the workgroup's subgroups}: the fork's operations in the fork's order, with the two choices
+// it leaves to the device pinned: every fma fused (fma_f32), the lanes added by a fixed xor butterfly of shuffles
+// instead of subgroupAdd.
 //
 // A workgroup takes RPW = 4 rows; two invocations per 128-block (sub = tid & 1: qs bytes 0..11, or 12..23 and the
 // qh bytes), blocks tid / 2, tid / 2 + wg / 2, ... For each of its three qs words the invocation splits the bytes

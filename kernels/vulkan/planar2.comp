@@ -1,10 +1,17 @@
 #version 450
-// vulkan.planar2: vulkan.mmvq's design on PTQ1_0's digits predecoded once on the host into 2-bit fields (vk.c
-// planar2_convert; 34 bytes per 128 weights, 1.21x PTQ1_0's 28), so that the decode is a shift and a mask per four
-// digits and OpSDot takes them against the q8_1 activation words as they are: the same integer sums as mmvq's x3
-// steps, as cuda.planar2 is to cuda.production. A workgroup takes RPW rows (specialization constant 1: the fork's 4
-// unless HSDR_VULKAN_PLANAR2_SHAPE says otherwise, vk.c planar2_shape), each block's activation words loaded once for
-// all of them; y bit for bit against hsdr_matvec_q8_1 in hsdr_vulkan_planar2_order (mmvq's by default).
+// vulkan.planar2 (and, built with -DFUSED_ENCODE, vulkan.planar2_fused): vulkan.mmvq's design on PTQ1_0's digits
+// predecoded once on the host into 2-bit fields (vk.c planar2_convert; 34 bytes per 128 weights, 1.21x PTQ1_0's 28).
+//   Idea     the decode is a shift and a mask per four digits, and OpSDot takes them against the q8_1 activation words
+//            as they are: the same integer sums as mmvq's x3 steps, so the same y bits (as cuda.planar2 is to
+//            cuda.production); _fused: each workgroup quantizes x itself, so a GEMV is one dispatch.
+//   Layout   weights: 8 words per (row, group) block, then the fp16 scales (below). Activations: block_q8_1_x4 (the
+//            encode dispatch's, or _fused's workgroup copy in shared memory; q8_1.glsl).
+//   Stages   encode (quantize_q8_1.comp's dispatch; none for _fused), reduce (this shader).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.planar2 *'
+//            (or 'variant=vulkan.planar2_fused *')
+// A workgroup takes RPW rows (specialization constant 1: the fork's 4 unless HSDR_VULKAN_PLANAR2_SHAPE says otherwise,
+// vk.c planar2_shape), each block's activation words loaded once for all of them; y bit for bit against
+// hsdr_matvec_q8_1 in hsdr_vulkan_planar2_order (mmvq's by default).
 //
 // Layout: block (row r, group g) is the 8 words at 8 (r G + g): words 3 sub + i (sub 0, 1; i = 0..2) hold, for the four
 // bytes k of PTQ1_0 qs word 3 sub + i, the digits of positions 0..3 in bit pairs 0, 2, 4, 6 of byte k; word 6 + sub

@@ -1,9 +1,15 @@
 #version 450
-// vulkan.production: PTQ1_0 x Q8_0, bit-identical to the CPU production path's fused sequence (spec/ptq1_0.md
-// sections 4 and 7): the Q8_0 activations come from the host's x86 quantizer; per 128-block the exact integer sums
-// of its four 32-blocks and sumi = fma(d8_k, isum_k, sumi) from +0 (any invocation, blocks in parallel), then per row
-// sumf = fma(d_w, sumi_b, sumf) over the blocks in increasing order (one invocation per row). Every fma is fma_f32
-// (common.glsl): GLSL's fma() may be unfused in Vulkan, and on lavapipe it is (1-ulp differences in y).
+// vulkan.q8_0 (this file is production.comp: until issue 19 step 3 it was the Vulkan production row): PTQ1_0 x Q8_0,
+// bit-identical to the CPU production path's fused sequence (spec/ptq1_0.md sections 4 and 7).
+//   Idea     per 128-block the exact integer sums of its four 32-blocks and sumi = fma(d8_k, isum_k, sumi) from +0,
+//            blocks in parallel into shared memory; then one invocation per row chains sumf = fma(d_w, sumi_b, sumf)
+//            over the blocks in increasing order. Every fma is fma_f32 (common.glsl).
+//   Layout   weights: PTQ1_0 as stored (binding W, 7 words a block). Activations: the host's x86 Q8_0 values (binding
+//            ACT, four int8 a word) and each Q8_0 block's fp16 scale as fp32 (binding SCALE).
+//   Stages   reduce (this shader; the Q8_0 encode happens on the host, untimed).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.q8_0 *'
+//            (or 'variant=vulkan.q8_0_dot *')
+// GLSL's fma() may be unfused in Vulkan, and on lavapipe it is (1-ulp differences in y): hence fma_f32.
 //
 // Built with -DHSDR_INT_DOT it is vulkan.q8_0_dot: each 32-block's integer sum four weights at a time, the trits
 // packed as signed bytes against a word of Q8_0 values by the SPIR-V integer dot product (common.glsl's sdot4): the

@@ -1,7 +1,8 @@
 #version 450
 // The q8_1 activations of vulkan.mmvq (docs/vulkan-production.md section 3: the upstream quantizer the fork runs
 // before its integer-dot mat-vec), with the rounding the fork leaves open pinned so that y can be held to a C
-// reference bit for bit (hsdr_q8_1_quantize_recip; the arithmetic: q8_1.glsl).
+// reference bit for bit (hsdr_q8_1_quantize_recip; the arithmetic: q8_1.glsl). The encode stage of vulkan.mmvq,
+// vulkan.planar2 and vulkan.production above K = 4096 (how to time them: mmvq.comp, planar2.comp).
 //
 // A workgroup of 32 invocations fills one 144-byte block_q8_1_x4 (four 32-value blocks: their four (d, s) words,
 // then 32 words of four int8): invocation i quantizes values 4 i .. 4 i + 3; eight invocations make a block, their

@@ -1,9 +1,16 @@
 #version 450
-// vulkan.stateset: reusable activation state sets (spec/lns8.md section 4). A workgroup is one subgroup of S >= 8 lanes
-// and takes a tile of RPW = R rows. Lane l holds the J = 128 / S consecutive group lanes i = J l + j (j = 0 .. J - 1:
-// a word of codes and one ptq_trits4 per four of them); a 128-lane mask is assembled from the J ballots of those slots
-// (slot j at bits j S .. j S + S - 1: a fixed permutation of the lanes, the same for every mask, so that the counts of
-// their intersections are those of the lanes).
+// vulkan.stateset: reusable activation state sets (spec/lns8.md section 4).
+//   Idea     per group and tile of R rows, the occupied codes' 128-lane masks S_k = subgroupBallot(code == k) are built
+//            once (route); per row the trit masks by ballot, and the lanes split the states: bitCount of S_k against
+//            the positive and negative products, shifted into phase partials, a reduce-scatter butterfly to A[p].
+//   Layout   weights: PTQ1_0 as stored (binding W). Activations: the host's LNS8 codes (binding ACT) and pre-scale e
+//            (push constant); the state masks and codes of a group in shared memory (s_mask, s_code).
+//   Stages   reduce (this shader: route, reduce, scale and merge fused; the codes are encoded on the host).
+//   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.stateset *'
+// A workgroup is one subgroup of S >= 8 lanes and takes a tile of RPW = R rows. Lane l holds the J = 128 / S
+// consecutive group lanes i = J l + j (j = 0 .. J - 1: a word of codes and one ptq_trits4 per four of them); a 128-lane
+// mask is assembled from the J ballots of those slots (slot j at bits j S .. j S + S - 1: a fixed permutation of the
+// lanes, the same for every mask, so that the counts of their intersections are those of the lanes).
 // Per group, once for the R rows (route): N_a (negative lanes), then the occupied states one at a time (the smallest
 // code still unassigned, by subgroupMin) with their masks S_k = subgroupBallot(code == k), kept in shared memory.
 // Per row (reduce): W_nz and W_neg by ballot of the row's trits, P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg,

@@ -45,7 +45,7 @@ const hsdr_device_ops hsdr_vulkan_planar2_fused_ops = {0};
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)
 {
     (void)K, (void)N;
-    return (hsdr_q8_1_order){32, 1, false, 0, 0, false}; /* never used: the variant cannot run */
+    return (hsdr_q8_1_order){HSDR_Q8_1_THREADS, 32, 1}; /* never used: the variant cannot run */
 }
 hsdr_q8_1_order hsdr_vulkan_dmmv_order(int K, int N)
 {

@@ -1589,16 +1589,18 @@ const hsdr_device_ops hsdr_vulkan_dmmv_ops = VK_OPS(k_dmmv);
 const hsdr_device_ops hsdr_vulkan_planar2_fused_ops = VK_OPS(k_planar2_fused);
 const hsdr_device_ops hsdr_vulkan_planar2_ops = VK_OPS(k_planar2);
 
-/* The reference order of a kernel that runs with `shape` (hsdr_matvec_q8_1's Vulkan sequences): its workgroup of
- * this device's subgroups; any valid order where it cannot run here (never used then). */
+/* The reference order of a kernel that runs with `shape` (hsdr_matvec_q8_1 in HSDR_Q8_1_INT_DOT, or with dmmv
+ * HSDR_Q8_1_DEQUANT_FP32): its workgroup's subgroups (a workgroup is whole subgroups) of this device's subgroup size;
+ * any valid order where it cannot run here (never used then). */
 static hsdr_q8_1_order vk_order(void (*shape)(int, int, int, uint32_t *, uint32_t *), int K, int N, bool dmmv,
                                 const char *unavailable)
 {
     if (unavailable)
-        return (hsdr_q8_1_order){32, 1, false, 0, 0, false};
+        return (hsdr_q8_1_order){HSDR_Q8_1_THREADS, 32, 1};
     uint32_t local, rpw;
     shape(K, N, 1, &local, &rpw);
-    return (hsdr_q8_1_order){1, 1, false, (int)local, (int)ctx.subgroup, dmmv};
+    return (hsdr_q8_1_order){dmmv ? HSDR_Q8_1_DEQUANT_FP32 : HSDR_Q8_1_INT_DOT, (int)ctx.subgroup,
+                             (int)(local / ctx.subgroup)};
 }
 
 hsdr_q8_1_order hsdr_vulkan_mmvq_order(int K, int N)

@@ -2,12 +2,20 @@
  * and the GLSL compute shaders beside it (compiled to SPIR-V by glslangValidator and checked by spirv-val at build
  * time) when CMake finds the Vulkan loader, its headers and glslangValidator; otherwise kernels/vulkan/stub.c provides
  * the same functions and every Vulkan variant reports why it cannot run.
+ *   Idea     one compute shader per variant (its head says the idea, layout and stages), dispatched by vk.c on one
+ *            device with the same buffers for all; the checking interface runs the timed path itself.
+ *   Layout   the bindings, push and specialization constants every shader shares: common.glsl.
+ *   Stages   the dispatches a variant times: its mat-vec (reduce), and for vulkan.mmvq, vulkan.planar2 and
+ *            vulkan.production above K = 4096 the q8_1 quantizer before it (encode).
+ *   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.direct *'
+ *            (any vulkan.NAME; scripts/gpu-bench.sh runs the GPU matrix)
  *
  * Device: HSDR_VULKAN_DEVICE = an index into the loader's list or a part of the device name (case-insensitive);
- * default: the first discrete GPU, else integrated, else virtual, else CPU (mesa lavapipe). The activations are
- * encoded on the host (Q8_0 by the x86 production quantizer, LNS8 with the automatic pre-scale) and uploaded untimed:
- * a Vulkan row times the mat-vec dispatches only, by timestamps (vkCmdWriteTimestamp x timestampPeriod, masked to
- * timestampValidBits). On a CPU device (lavapipe) times are not GPU performance numbers: the context says so. */
+ * default: the first discrete GPU, else integrated, else virtual, else CPU (mesa lavapipe). Q8_0 and LNS8 activations
+ * are encoded on the host (Q8_0 by the x86 production quantizer, LNS8 with the automatic pre-scale) and uploaded
+ * untimed; vulkan.dmmv reads x as fp32. A Vulkan row times its dispatches only, by timestamps (vkCmdWriteTimestamp x
+ * timestampPeriod, masked to timestampValidBits). On a CPU device (lavapipe) times are not GPU performance numbers:
+ * the context says so. */
 #ifndef HSDR_VK_H
 #define HSDR_VK_H
 #include <stddef.h>
