@@ -208,6 +208,8 @@ static inline bool hsdr_variant_timed(const hsdr_variant *v)
 
 extern const hsdr_variant hsdr_registry[];
 extern const size_t hsdr_registry_count;
+/* Rows this build leaves out of the table and why ("cpu.*: ..." off x86-64), NULL when none: `hsdr list` says it. */
+extern const char *const hsdr_registry_not_built;
 
 /* A checking interface for variants whose only output is fp32 y: the variant's own timed path (prepare, prologue,
  * rows over all rows), so the code checked against the vectors is the code that is timed (kernels/via_rows.c). */

@@ -1,7 +1,7 @@
 /* THE table of variants. Add a variant here and nowhere else.
  * cpu.* variants: x86-64 only (SSSE3/AVX2 intrinsics). CMakeLists.txt builds kernels/cpu/ and defines
- * HSDR_CPU_KERNELS only there; elsewhere the table has no cpu.* rows (`hsdr list` shows none, and the configure step
- * says why). */
+ * HSDR_CPU_KERNELS only there; elsewhere the table has no cpu.* rows (`hsdr list` and the configure step say why:
+ * hsdr_registry_not_built). */
 #include <string.h>
 
 #ifdef HSDR_CPU_KERNELS
@@ -460,6 +460,12 @@ const hsdr_variant hsdr_registry[] = {
 };
 
 const size_t hsdr_registry_count = sizeof hsdr_registry / sizeof hsdr_registry[0];
+#ifdef HSDR_CPU_KERNELS
+const char *const hsdr_registry_not_built = NULL;
+#else
+const char *const hsdr_registry_not_built =
+    "cpu.*: kernels/cpu/ is x86-64 only (SSSE3/AVX2 intrinsics); the scalar ref.* rows remain";
+#endif
 
 const hsdr_variant *hsdr_variant_find(const char *name)
 {

@@ -85,6 +85,8 @@ int hsdr_cmd_list(int argc, char **argv)
             printf("%-*s   stages: %s\n", w, "", stages);
         }
     }
+    if (hsdr_registry_not_built) /* JSON Lines hold variants only: the note goes to stderr there */
+        fprintf(json ? stderr : stdout, "not built: %s\n", hsdr_registry_not_built);
     return HSDR_EXIT_OK;
 }
 
