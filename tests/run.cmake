@@ -32,6 +32,9 @@ cli_test(run_bad_shard 2 "--shard '3/3'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL}
 cli_test(run_too_many_cases 2 "bad-too-many-cases.yaml: axes: the matrix expands to [0-9]+ cases.* above the limit of"
   -- $<TARGET_FILE:hsdr> run ${DATA}/matrix/bad-too-many-cases.yaml --dry-run)
 cli_test(run_bad_option 2 "unknown option '--frob'" -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --frob)
+# a glob that matches no whole key says how a filter matches (a bare 'cpu.direct*' is the usual slip)
+cli_test(run_filter_none 0 "0 after --filter 'ref.direct\\*'" "a glob .* must match a whole key, e.g. 'variant=cpu.direct \\*'"
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --filter "ref.direct*" --dry-run)
 cli_test(profile_small 0 "ref.q8_0 +[0-9.]+ +[0-9.]+" "per tensor: attn_q"
   -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants ref.q8_0,ref.direct)
 # every CPU kernel timed on 2 threads of the pool, state sets shared over R rows (label threads: also under TSan)

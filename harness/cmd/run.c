@@ -145,6 +145,10 @@ int hsdr_cmd_run(int argc, char **argv)
     if (opt.filter)
         printf(", %zu after --filter '%s'", filtered, opt.filter);
     printf("; shard %d/%d runs %zu\n", opt.shard_i, opt.shard_n, m.ncases);
+    if (opt.filter && filtered == 0 && expanded > 0)
+        printf("hsdr run: --filter '%s' selects none of the %zu cases: a glob (* ? [) must match a whole key, e.g. "
+               "'variant=cpu.direct *'; without one it matches any part of the key (`--dry-run` prints the keys)\n",
+               opt.filter, expanded);
     if (opt.dry_run || !opt.quiet) {
         /* skip reasons, counted */
         for (size_t i = 0; i < m.nskipped; i++) {
