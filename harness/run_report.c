@@ -1,5 +1,5 @@
-/* After `hsdr run` (run_report.h): the summary table, the counts and the complete run's files. Depends on
- * results.h and breakeven.h. */
+/* Before and after `hsdr run`'s cases (run_report.h): the plan, the summary table, the counts, the complete run's
+ * files and its last line. Depends on results.h, breakeven.h, matrix.h and run_case.h. */
 #include "run_report.h"
 
 #include <cjson/cJSON.h>
@@ -9,6 +9,43 @@
 
 #include "breakeven.h"
 #include "results.h"
+
+void hsdr_run_print_plan(const hsdr_matrix *m, const run_options *opt, size_t expanded, size_t filtered)
+{
+    printf("hsdr run: %s: %zu cases expanded, %zu skipped", m->source, expanded, m->nskipped);
+    if (opt->filter)
+        printf(", %zu after --filter '%s'", filtered, opt->filter);
+    printf("; shard %d/%d runs %zu\n", opt->shard_i, opt->shard_n, m->ncases);
+    if (opt->filter && filtered == 0 && expanded > 0)
+        printf("hsdr run: --filter '%s' selects none of the %zu cases: a glob (* ? [) must match a whole key, e.g. "
+               "'variant=cpu.direct *'; without one it matches any part of the key (`--dry-run` prints the keys)\n",
+               opt->filter, expanded);
+    if (!opt->dry_run && opt->quiet)
+        return;
+    for (size_t i = 0; i < m->nskipped; i++) { /* each reason once, with its count */
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = strcmp(m->skipped[i].reason, m->skipped[j].reason) == 0;
+        if (seen)
+            continue;
+        size_t count = 0;
+        for (size_t j = i; j < m->nskipped; j++)
+            count += strcmp(m->skipped[i].reason, m->skipped[j].reason) == 0;
+        printf("  skipped %zu: %s\n", count, m->skipped[i].reason);
+    }
+}
+
+void hsdr_run_print_done(const hsdr_matrix *m, const run_options *opt, size_t nkept, const char *kept_from,
+                         double seconds, size_t failed, size_t errors)
+{
+    if (nkept)
+        printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m->ncases, nkept, kept_from,
+               m->ncases - nkept, seconds);
+    else
+        printf("\nhsdr run: %zu cases in %.1f s", m->ncases, seconds);
+    printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
+           m->ncases - failed - errors, failed, errors, opt->out_dir);
+}
 
 void hsdr_run_print_summary(cJSON **rows, size_t n, const cJSON *be)
 {

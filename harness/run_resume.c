@@ -328,3 +328,46 @@ int hsdr_run_write_interrupted(const char *out_dir, cJSON **rows, size_t done, s
     return 0;
 }
 
+hsdr_partial *hsdr_run_journal_open(const run_options *opt, cJSON *const *rows, size_t ncases, size_t nkept,
+                                    char *err, size_t errlen)
+{
+    cJSON **kept = malloc((nkept ? nkept : 1) * sizeof *kept);
+    if (!kept) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ncases; i++)
+        if (rows[i])
+            kept[k++] = rows[i];
+    if (!opt->resume) {
+        char journal[1100];
+        struct stat st;
+        snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt->out_dir);
+        if (stat(journal, &st) == 0 && st.st_size > 0)
+            printf("hsdr run: %s: the rows of an interrupted run are discarded (--resume continues such a run)\n",
+                   journal);
+    }
+    hsdr_partial *partial = hsdr_results_partial_reopen(opt->out_dir, "results", kept, nkept, err, errlen);
+    free(kept);
+    return partial;
+}
+
+int hsdr_run_end_interrupted(int argc, char **argv, const run_options *opt, cJSON **rows, size_t done, size_t total,
+                             size_t failed, size_t errors, int sig)
+{
+    const int written = hsdr_run_write_interrupted(opt->out_dir, rows, done, total, sig) == 0;
+    char cmd[2048];
+    hsdr_run_resume_command(argc, argv, cmd, sizeof cmd);
+    printf("\nhsdr run: interrupted by %s after %zu of %zu cases (%zu ok, %zu failed validation, %zu errors)",
+           hsdr_run_signal_name(sig), done, total, done - failed - errors, failed, errors);
+    if (!written)
+        printf("; the results could not be written (above)");
+    else if (done)
+        printf("; %s/results.jsonl (+ .csv) holds their rows, each marked \"partial\"", opt->out_dir);
+    else
+        printf("; no case finished, no results file written");
+    printf("\nhsdr run: the remaining %zu cases run with: %s\n", total - done, cmd);
+    /* as a shell reports a process ended by the signal: 128 + its number (130 SIGINT, 143 SIGTERM) */
+    return written ? 128 + sig : HSDR_EXIT_USAGE;
+}

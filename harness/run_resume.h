@@ -34,6 +34,12 @@ void hsdr_run_resume_command(int argc, char **argv, char *buf, size_t n);
 /* What, besides the case keys and seeds, decides the rows' numbers (the matrix's timing settings, --stages):
  * --resume refuses rows measured under others. */
 cJSON *hsdr_run_settings(const hsdr_matrix *m, const run_options *opt);
+/* The journal of this run (DIR/results.partial.jsonl): a fresh run starts it empty (saying so when an interrupted
+ * run's rows are discarded); a resumed one rewrites it with the kept rows among rows[0..ncases) (nkept of them,
+ * dropping a torn last line) and appends after them, so that a second interruption loses nothing either. NULL with
+ * the reason in err. */
+hsdr_partial *hsdr_run_journal_open(const run_options *opt, cJSON *const *rows, size_t ncases, size_t nkept,
+                                    char *err, size_t errlen);
 /* Append a finished row to the journal, with the context as it stands now. 0 or -1 (errno). */
 int hsdr_run_journal_append(const run_state *rs, hsdr_partial *journal, const cJSON *row);
 /* --resume: the rows of m's cases that an interrupted run left in opt->out_dir (journal, else results.jsonl) into
@@ -46,5 +52,10 @@ int hsdr_run_load_previous_rows(const hsdr_matrix *m, const run_options *opt, co
  * describes other rows); with no row done there is no results file at all (an empty one could carry no mark).
  * 0, or -1 (said on stderr). */
 int hsdr_run_write_interrupted(const char *out_dir, cJSON **rows, size_t done, size_t total, int sig);
+/* The end of an interrupted run: its files (hsdr_run_write_interrupted), what was done and the command that runs
+ * the rest (argc, argv: the command's own, as given). Returns the exit status: 128 + sig, or 2 when the files could
+ * not be written. */
+int hsdr_run_end_interrupted(int argc, char **argv, const run_options *opt, cJSON **rows, size_t done, size_t total,
+                             size_t failed, size_t errors, int sig);
 
 #endif

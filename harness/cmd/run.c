@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "breakeven.h"
 #include "case.h"
@@ -141,28 +140,7 @@ int hsdr_cmd_run(int argc, char **argv)
         hsdr_matrix_free(&m);
         return HSDR_EXIT_USAGE;
     }
-    printf("hsdr run: %s: %zu cases expanded, %zu skipped", m.source, expanded, m.nskipped);
-    if (opt.filter)
-        printf(", %zu after --filter '%s'", filtered, opt.filter);
-    printf("; shard %d/%d runs %zu\n", opt.shard_i, opt.shard_n, m.ncases);
-    if (opt.filter && filtered == 0 && expanded > 0)
-        printf("hsdr run: --filter '%s' selects none of the %zu cases: a glob (* ? [) must match a whole key, e.g. "
-               "'variant=cpu.direct *'; without one it matches any part of the key (`--dry-run` prints the keys)\n",
-               opt.filter, expanded);
-    if (opt.dry_run || !opt.quiet) {
-        /* skip reasons, counted */
-        for (size_t i = 0; i < m.nskipped; i++) {
-            int seen = 0;
-            for (size_t j = 0; j < i && !seen; j++)
-                seen = strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
-            if (seen)
-                continue;
-            size_t count = 0;
-            for (size_t j = i; j < m.nskipped; j++)
-                count += strcmp(m.skipped[i].reason, m.skipped[j].reason) == 0;
-            printf("  skipped %zu: %s\n", count, m.skipped[i].reason);
-        }
-    }
+    hsdr_run_print_plan(&m, &opt, expanded, filtered);
     /* rows[i]: the row of case i, in the order of the expansion; with --resume the kept ones are filled first */
     cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
     cJSON *settings = hsdr_run_settings(&m, &opt);
@@ -213,28 +191,9 @@ int hsdr_cmd_run(int argc, char **argv)
     snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
     cJSON_AddStringToObject(rs.context, "shard", shard);
     cJSON_AddItemToObject(rs.context, "settings", settings);
-    /* The journal. A fresh run starts it empty; a resumed one rewrites it with the kept rows (dropping a torn last
-     * line) and appends after them, so that a second interruption loses nothing either. */
-    cJSON **kept = malloc((nkept ? nkept : 1) * sizeof *kept);
-    hsdr_partial *partial = NULL;
-    if (kept) {
-        size_t k = 0;
-        for (size_t i = 0; i < m.ncases; i++)
-            if (rows[i])
-                kept[k++] = rows[i];
-        if (!opt.resume) {
-            char journal[1100];
-            struct stat st;
-            snprintf(journal, sizeof journal, "%s/results.partial.jsonl", opt.out_dir);
-            if (stat(journal, &st) == 0 && st.st_size > 0)
-                printf("hsdr run: %s: the rows of an interrupted run are discarded (--resume continues such a run)\n",
-                       journal);
-        }
-        partial = hsdr_results_partial_reopen(opt.out_dir, "results", kept, nkept, err, sizeof err);
-        free(kept);
-    }
+    hsdr_partial *partial = hsdr_run_journal_open(&opt, rows, m.ncases, nkept, err, sizeof err);
     if (!partial) {
-        fprintf(stderr, "hsdr run: %s\n", kept ? err : "out of memory");
+        fprintf(stderr, "hsdr run: %s\n", err);
         for (size_t i = 0; i < m.ncases; i++)
             cJSON_Delete(rows[i]);
         free(rows);
@@ -262,34 +221,15 @@ int hsdr_cmd_run(int argc, char **argv)
     hsdr_run_add_facts(rs.context, &rs.pools);
     rc = HSDR_EXIT_OK;
     if (interrupted) {
-        int written = hsdr_run_write_interrupted(opt.out_dir, rows, done, m.ncases, interrupted) == 0;
+        rc = hsdr_run_end_interrupted(argc, argv, &opt, rows, done, m.ncases, failed, errors, interrupted);
         hsdr_results_partial_close(partial, 0);
-        char cmd[2048];
-        hsdr_run_resume_command(argc, argv, cmd, sizeof cmd);
-        printf("\nhsdr run: interrupted by %s after %zu of %zu cases (%zu ok, %zu failed validation, %zu errors)",
-               hsdr_run_signal_name(interrupted), done, m.ncases, done - failed - errors, failed, errors);
-        if (!written)
-            printf("; the results could not be written (above)");
-        else if (done)
-            printf("; %s/results.jsonl (+ .csv) holds their rows, each marked \"partial\"", opt.out_dir);
-        else
-            printf("; no case finished, no results file written");
-        printf("\nhsdr run: the remaining %zu cases run with: %s\n", m.ncases - done, cmd);
-        /* as a shell reports a process ended by the signal: 128 + its number (130 SIGINT, 143 SIGTERM) */
-        rc = written ? 128 + interrupted : HSDR_EXIT_USAGE;
     } else {
         if (hsdr_run_write_complete(opt.out_dir, rows, done, be) != 0)
             rc = HSDR_EXIT_USAGE;
         hsdr_results_partial_close(partial, rc == HSDR_EXIT_OK);
         if (!opt.quiet)
             hsdr_run_print_summary(rows, done, be);
-        if (nkept)
-            printf("\nhsdr run: %zu cases, %zu of them kept from %s and %zu run in %.1f s", m.ncases, nkept, kept_from,
-                   m.ncases - nkept, (hsdr_now_ns() - rs.t_start) / 1e9);
-        else
-            printf("\nhsdr run: %zu cases in %.1f s", m.ncases, (hsdr_now_ns() - rs.t_start) / 1e9);
-        printf(": %zu ok, %zu failed validation, %zu errors; results in %s/results.jsonl (+ .csv, breakeven.json)\n",
-               m.ncases - failed - errors, failed, errors, opt.out_dir);
+        hsdr_run_print_done(&m, &opt, nkept, kept_from, (hsdr_now_ns() - rs.t_start) / 1e9, failed, errors);
     }
     hsdr_run_stop_handlers_restore(&handlers);
     for (size_t i = 0; i < done; i++)
