@@ -121,6 +121,10 @@ static int read_kv(cursor *c, uint64_t index, gguf_kv *kv)
     snprintf(field, sizeof field, "kv[%" PRIu64 "].key", index);
     if (read_str(c, field, GGUF_MAX_KEY, &kv->key))
         return -1;
+    for (uint64_t i = 0; i < kv->key.len; i++) /* the format: keys are ASCII; no control bytes either */
+        if (kv->key.ptr[i] < 0x20 || kv->key.ptr[i] > 0x7e)
+            return fail_at(c, kv->offset, field, "byte %" PRIu64 " of the key is 0x%02x, not printable ASCII", i,
+                           kv->key.ptr[i]);
     char *key = gguf_str_dup(kv->key);
     snprintf(field, sizeof field, "kv[%" PRIu64 "] '%.48s'.value_type", index, key ? key : "?");
     const size_t type_at = c->pos;

@@ -39,6 +39,7 @@ gguf_bad(array-past-end "offset 123: kv\\[2\\] 'x\\.arr'\\.value: array of 10995
 gguf_bad(nested-array "offset 119: kv\\[2\\] 'x\\.arr'\\.value: arrays of arrays are not supported")
 gguf_bad(bool "offset 120: kv\\[2\\] 'x\\.flag'\\.value: bool value 2 is not 0 or 1")
 gguf_bad(value-type "offset 116: kv\\[2\\] 'x\\.what'\\.value_type: 13 is not a GGUF value type")
+gguf_bad(key-not-ascii "offset 102: kv\\[2\\]\\.key: byte 2 of the key is 0x01, not printable ASCII")
 gguf_bad(duplicate-key "offset 102: kv\\[2\\]\\.key: 'general\\.architecture' appears again \\(first as kv\\[0\\]\\)")
 gguf_bad(n-dims-5 "offset 118: tensor\\[0\\] 'a\\.weight'\\.n_dims: 5 is not 1\\.\\.4")
 gguf_bad(dim-zero "offset 130: tensor\\[0\\] 'a\\.weight'\\.dims\\[1\\]: 0 is 0")

@@ -275,6 +275,7 @@ def hostile():
         "bad-nested-array.gguf": build(small, t1, raw_kv=gstr("x.arr") + struct.pack("<IIQ", ARRAY, ARRAY, 1)),
         "bad-bool.gguf": build(small, t1, raw_kv=gstr("x.flag") + struct.pack("<IB", BOOL, 2)),
         "bad-value-type.gguf": build(small, t1, raw_kv=gstr("x.what") + struct.pack("<I", 13)),
+        "bad-key-not-ascii.gguf": build(small, t1, raw_kv=gstr(b"x.\x01y") + struct.pack("<IB", U8, 1)),
         "bad-duplicate-key.gguf": build(small + [("general.architecture", STRING, "llama")], t1),
         "bad-n-dims-5.gguf": build(small, [("a.weight", [128, 1, 1, 1, 2], T_PTQ1_0, ptq[3][:56])]),
         "bad-dim-zero.gguf": build(small, [("a.weight", [128, 0], T_PTQ1_0, b"")]),
