@@ -107,6 +107,12 @@ const hsdr_command hsdr_commands[] = {
      "  --vectors N         vectors per distribution (default 64)\n"
      "  --seed S            seed (default 1)\n"
      "  --json              the whole histogram as JSON\n"},
+    {"inspect",
+     "inspect FILE.gguf [--json]",
+     "a GGUF model file: its metadata, every tensor's type, shape and bytes, and per PTQ1_0 / PQ2_0 tensor\n"
+     "the share of zero weights and of all-zero blocks and the distribution of the blocks' fp16 scales; a\n"
+     "malformed file is refused (exit 2) with the byte offset and the field\n",
+     "  --json              one JSON document (with each tensor's data_hash)\n"},
     {"help",
      "help [COMMAND]",
      "this overview, or COMMAND's help (as `hsdr COMMAND --help`)\n",

@@ -18,7 +18,8 @@ static const struct {
     {"run", hsdr_cmd_run},       {"profile", hsdr_cmd_profile},     {"quality", hsdr_cmd_quality},
     {"bandwidth", hsdr_cmd_bandwidth}, {"schema", hsdr_cmd_schema}, {"compare", hsdr_cmd_compare},
     {"merge", hsdr_cmd_merge},   {"check", hsdr_cmd_check},         {"list", hsdr_cmd_list},
-    {"encode", hsdr_cmd_encode}, {"states", hsdr_cmd_states},       {"help", hsdr_cmd_help},
+    {"encode", hsdr_cmd_encode}, {"states", hsdr_cmd_states},       {"inspect", hsdr_cmd_inspect},
+    {"help", hsdr_cmd_help},
 };
 
 int main(int argc, char **argv)

@@ -15,6 +15,7 @@ int hsdr_cmd_check(int argc, char **argv);
 int hsdr_cmd_list(int argc, char **argv);
 int hsdr_cmd_encode(int argc, char **argv);
 int hsdr_cmd_states(int argc, char **argv);
+int hsdr_cmd_inspect(int argc, char **argv);
 int hsdr_cmd_help(int argc, char **argv);
 
 #endif
