@@ -7,10 +7,11 @@
  *
  * What it refuses (one message "NAME: offset N: FIELD: what", N the byte offset of the field in the file): a bad
  * magic; a version other than 2 or 3; counts, string lengths or array lengths that cannot fit in the bytes left;
- * a key longer than 65535 bytes or not printable ASCII, a tensor name longer than 64 (the format's limits); a duplicated key or tensor
- * name; a bool other than 0/1; nested arrays; a general.alignment that is not a u32 power of two; n_dims outside
- * 1..4; a dim of 0 or an element count past 2^63; a ggml type this reader does not know; ne0 not a multiple of the
- * type's block; a tensor offset not a multiple of the alignment, past the file's end, or overlapping another tensor.
+ * a key longer than 65535 bytes or not printable ASCII, a tensor name longer than 64 (the format's limits); a
+ * duplicated key or tensor name; a bool other than 0/1; nested arrays; a general.alignment that is not a u32 power
+ * of two; n_dims outside 1..4; a dim of 0 or an element count past 2^63; a ggml type this reader does not know; ne0
+ * not a multiple of the type's block; a tensor offset not a multiple of the alignment, past the file's end, or
+ * overlapping another tensor.
  *
  * Types known: F32 0, F16 1, the legacy and k-quants 2..15, I8..F64 24..28, BF16 30, TQ1_0 34, TQ2_0 35 (upstream
  * ggml), and the Ternary-Bonsai fork's PQ2_0 142 and PTQ1_0 143 (spec/ptq1_0.md).
