@@ -40,17 +40,6 @@ finish() {
     clocks_report "$out/clocks${part:+-$part}.csv" | tee -a "$log"
     exit "$status"
 }
-step() { # step NAME COMMAND...: run, append to $out/gpu-bench.log and the terminal, remember a failure
-    name=$1
-    shift
-    echo "== $name: $*" | tee -a "$log"
-    "$@" >"$out/.step" 2>&1
-    rc=$?
-    cat "$out/.step" | tee -a "$log"
-    rm -f "$out/.step"
-    [ "$rc" -eq 0 ] || { echo "== $name: exit $rc" | tee -a "$log"; status=1; }
-    return "$rc"
-}
 step device sh -c "nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem \
     --format=csv && $hsdr list"
 quick=${GPU_BENCH_QUICK:-0}

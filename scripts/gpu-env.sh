@@ -34,3 +34,16 @@ clocks_report() {
         END { printf "== clocks: %d of %d samples with the SM below 1000 MHz%s\n", low, n,
               (n && low > n / 10) ? " -- WARNING: times taken then are not at the working clock" : "" }' "$1"
 }
+# step NAME COMMAND...: run it, its output appended to $log and shown; a failure sets status=1 (the caller's exit).
+# The caller sets $log (the script's log file) and $out (a folder for the step's temporary output) first.
+step() {
+    name=$1
+    shift
+    echo "== $name: $*" | tee -a "$log"
+    "$@" >"$out/.step" 2>&1
+    rc=$?
+    cat "$out/.step" | tee -a "$log"
+    rm -f "$out/.step"
+    [ "$rc" -eq 0 ] || { echo "== $name: exit $rc" | tee -a "$log"; status=1; }
+    return "$rc"
+}

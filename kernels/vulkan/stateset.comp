@@ -7,17 +7,20 @@
 //            (push constant); the state masks and codes of a group in shared memory (s_mask, s_code).
 //   Stages   reduce (this shader: route, reduce, scale and merge fused; the codes are encoded on the host).
 //   Time it  ./build/hsdr run matrix.yaml --set variants=backend:vulkan --filter 'variant=vulkan.stateset *'
-// A workgroup is one subgroup of S >= 8 lanes and takes a tile of RPW = R rows. Lane l holds the J = 128 / S
-// consecutive group lanes i = J l + j (j = 0 .. J - 1: a word of codes and one ptq_trits4 per four of them); a 128-lane
-// mask is assembled from the J ballots of those slots (slot j at bits j S .. j S + S - 1: a fixed permutation of the
-// lanes, the same for every mask, so that the counts of their intersections are those of the lanes).
-// Per group, once for the R rows (route): N_a (negative lanes), then the occupied states one at a time (the smallest
-// code still unassigned, by subgroupMin) with their masks S_k = subgroupBallot(code == k), kept in shared memory.
-// Per row (reduce): W_nz and W_neg by ballot of the row's trits, P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg,
-// Wn = W_nz & P_neg; the lanes split the states: C[k] = bitCount(S_k & Wp) - bitCount(S_k & Wn), folded into eight
-// phase partials (C << q, constant indices), then vulkan.direct's reduce-scatter butterfly to one exact A[p] a lane
-// (issue 19 step 4; until then eight subgroupAdds); the group's fp64 value sum_p A[p] c_p by the same butterfly, and
-// the first lane adds it, times d 2^(e - 9), to the row (groups in increasing order); y = that sum rounded to fp32.
+// A workgroup is W subgroups of S >= 8 lanes (vk.c stateset_shape: W = 1 at R = 1, 8 from R = 8 on; issue 19
+// step 10: until then W = 1, its R rows walked by one subgroup) and takes a tile of RPW = R rows. Lane l holds the
+// J = 128 / S consecutive group lanes i = J l + j (j = 0 .. J - 1: a word of codes and one ptq_trits4 per four of
+// them); a 128-lane mask is assembled from the J ballots of those slots (slot j at bits j S .. j S + S - 1: a fixed
+// permutation of the lanes, the same for every mask, so that the counts of their intersections are those of the lanes).
+// Per group, once for the R rows (route): subgroup 0 flags the codes present in shared memory and compacts them in
+// increasing order (a ballot and its exclusive bit count per S codes) with N_a (negative lanes); then the W subgroups
+// split the occupied states, each state's mask S_k = subgroupBallot(code == k) built once, kept in shared memory.
+// Per row (reduce; the W subgroups take rows w, w + W, ...): W_nz and W_neg by ballot of the row's trits,
+// P_neg = N_a ^ W_neg, Wp = W_nz & ~P_neg, Wn = W_nz & P_neg; the lanes split the states: C[k] = bitCount(S_k & Wp) -
+// bitCount(S_k & Wn), folded into eight phase partials (C << q, constant indices), then vulkan.direct's
+// reduce-scatter butterfly to one exact A[p] a lane (issue 19 step 4; until then eight subgroupAdds); the group's fp64
+// value sum_p A[p] c_p by the same butterfly, and the row's subgroup adds it, times d 2^(e - 9), to the row (groups in
+// increasing order, as before step 10: the same bits); y = that sum rounded to fp32.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -34,6 +37,9 @@
 
 shared uvec4 s_mask[127];
 shared uint s_code[127];
+shared uint s_present[128];
+shared uvec4 s_neg;
+shared uint s_n;
 shared double s_y[RPW];
 
 // Place this round's ballot (bits 0 .. S-1) at bits j S .. of a 128-bit mask.
@@ -60,44 +66,59 @@ uint popc4(uvec4 v)
 void main()
 {
     const uint S = gl_SubgroupSize, lane = gl_SubgroupInvocationID, J = 128u / S, G = PC.G;
+    const uint sg = gl_SubgroupID, W = gl_NumSubgroups;
     const uint p = phase_of(lane); // the phase this lane ends with
     const uint first = PC.row0 + gl_WorkGroupID.x * RPW;
     const uint rows = min(RPW, PC.N - min(first, PC.N));
-    for (uint r = lane; r < RPW; r += S)
+    for (uint r = gl_LocalInvocationIndex; r < RPW; r += gl_WorkGroupSize.x)
         s_y[r] = 0.0LF;
     for (uint g = 0u; g < G; g++) {
-        // route: the tile's negative mask and occupied states, built once for the R rows
-        uvec4 neg = uvec4(0u);
-        uint todo = 0u; // bit j: slot j has a nonzero code not yet in a state
-        [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
-            const uint c = act_code(g * 128u + J * lane + j);
-            put(neg, subgroupBallot((c & 0x7fu) != 0u && (c >> 7) != 0u), j, S);
-            if ((c & 0x7fu) != 0u)
-                todo |= 1u << j;
-        }
-        uint n_states = 0u;
-        while (subgroupAny(todo != 0u)) {
-            uint mine = 128u;
-            if (todo != 0u)
-                mine = act_code(g * 128u + J * lane + uint(findLSB(todo))) & 0x7fu;
-            const uint k = subgroupMin(mine);
-            uvec4 m = uvec4(0u);
+        // route, 1 (subgroup 0): the negative mask and the occupied codes in increasing order
+        if (sg == 0u) {
+            for (uint k = lane; k < 128u; k += S)
+                s_present[k] = 0u;
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            uvec4 neg = uvec4(0u);
             [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J) {
-                const bool hit = (todo & (1u << j)) != 0u && (act_code(g * 128u + J * lane + j) & 0x7fu) == k;
-                put(m, subgroupBallot(hit), j, S);
-                if (hit)
-                    todo &= ~(1u << j);
+                const uint c = act_code(g * 128u + J * lane + j);
+                put(neg, subgroupBallot((c & 0x7fu) != 0u && (c >> 7) != 0u), j, S);
+                if ((c & 0x7fu) != 0u)
+                    s_present[c & 0x7fu] = 1u; // every writer writes 1
+            }
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            uint n = 0u;
+            [[unroll]] for (uint b = 0u; b < MAX_J; b++) if (b < J) { // codes b S .. b S + S - 1
+                const uint k = b * S + lane;
+                const bool has = k != 0u && s_present[k] != 0u;
+                const uvec4 hb = subgroupBallot(has);
+                if (has)
+                    s_code[n + subgroupBallotExclusiveBitCount(hb)] = k;
+                n += subgroupBallotBitCount(hb);
             }
             if (subgroupElect()) {
-                s_mask[n_states] = m;
-                s_code[n_states] = k;
+                s_neg = neg;
+                s_n = n;
             }
-            n_states++;
         }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        // reduce: every row of the tile against the state set
-        for (uint r = 0u; r < rows; r++) {
+        memoryBarrierShared();
+        barrier();
+        // route, 2 (every subgroup): the masks of states sg, sg + W, ...
+        const uint n_states = s_n;
+        for (uint s = sg; s < n_states; s += W) {
+            const uint k = s_code[s];
+            uvec4 m = uvec4(0u);
+            [[unroll]] for (uint j = 0u; j < MAX_J; j++) if (j < J)
+                put(m, subgroupBallot((act_code(g * 128u + J * lane + j) & 0x7fu) == k), j, S);
+            if (subgroupElect())
+                s_mask[s] = m;
+        }
+        memoryBarrierShared();
+        barrier();
+        // reduce: rows sg, sg + W, ... of the tile against the state set
+        const uvec4 neg = s_neg;
+        for (uint r = sg; r < rows; r += W) {
             const uint row = first + r, base = (row * G + g) * 7u;
             uvec4 nz = uvec4(0u), wneg = uvec4(0u);
             uint t4 = 0u;
@@ -126,9 +147,9 @@ void main()
             if (subgroupElect())
                 s_y[r] += v * double(ptq_scale(base)) * pow2(PC.e - 9);
         }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier(); // the next group's states overwrite this group's
+        memoryBarrierShared();
+        barrier(); // the next group's states overwrite this group's
     }
-    for (uint r = lane; r < rows; r += S)
+    for (uint r = gl_LocalInvocationIndex; r < rows; r += gl_WorkGroupSize.x)
         Y[first + r] = float(s_y[r]);
 }

@@ -160,6 +160,7 @@ static struct {
     int fma_fused;             /* the probe found GLSL's fma fused here: the shaders' fma_f32 uses it (FMA_FUSED) */
     char fma_note[384];        /* the probe's finding, for the describe line */
     uint32_t planar2_local, planar2_rpw; /* HSDR_VULKAN_PLANAR2_SHAPE, 0 when unset (planar2_shape) */
+    uint32_t stateset_subgroups;         /* HSDR_VULKAN_STATESET_SUBGROUPS, 0 when unset (stateset_shape) */
     char why[512];     /* empty when usable */
     char describe[1024];
 } ctx;
@@ -220,6 +221,25 @@ static int planar2_shape_knob(char *err, size_t errlen)
         return -1;
     }
     ctx.planar2_local = local, ctx.planar2_rpw = rpw;
+    return 0;
+}
+
+/* HSDR_VULKAN_STATESET_SUBGROUPS=W (a tuning experiment): vulkan.stateset's workgroup of W subgroups (1..32, within
+ * the device's limit) instead of stateset_shape's rule; into ctx.stateset_subgroups. 0, or -1 with a message. */
+static int stateset_shape_knob(char *err, size_t errlen)
+{
+    const char *want = getenv("HSDR_VULKAN_STATESET_SUBGROUPS");
+    if (!want || !*want)
+        return 0;
+    unsigned w = 0;
+    char tail;
+    unsigned most = ctx.props.limits.maxComputeWorkGroupSize[0] / ctx.subgroup;
+    most = most < 32 ? most : 32;
+    if (sscanf(want, "%u%c", &w, &tail) != 1 || w < 1 || w > most) {
+        snprintf(err, errlen, "HSDR_VULKAN_STATESET_SUBGROUPS='%s': expected W subgroups, 1..%u", want, most);
+        return -1;
+    }
+    ctx.stateset_subgroups = w;
     return 0;
 }
 
@@ -334,7 +354,7 @@ static void ctx_init(void)
                  ctx.props.deviceName, ctx.subgroup);
         goto fail;
     }
-    if (planar2_shape_knob(err, errlen) != 0)
+    if (planar2_shape_knob(err, errlen) != 0 || stateset_shape_knob(err, errlen) != 0)
         goto fail;
     /* size control: every subgroup of a pipeline at the device's subgroupSize, and full (the shaders' lanes own
      * lanes of a group by gl_SubgroupSize) */
@@ -955,11 +975,21 @@ static size_t q8_1_x4_bytes(int K)
     return (size_t)K / 128 * 144;
 }
 
-/* state sets: a workgroup of one subgroup takes a tile of R rows */
+/* state sets: a workgroup of W subgroups takes a tile of R rows, its subgroups splitting the states' masks and the
+ * rows; W = the largest power of two <= min(R, 8) (measured on the H200, issue 19 step 10: one subgroup is best at
+ * R = 1, where a tile has one row, eight at R = 8 and 32, as cuda.stateset's CTA of 8 warps);
+ * HSDR_VULKAN_STATESET_SUBGROUPS forces another W for a sweep */
 static void stateset_shape(int K, int N, int R, uint32_t *local, uint32_t *rpw)
 {
     (void)K, (void)N;
-    *local = ctx.subgroup;
+    uint32_t w = 1;
+    while (w < 8 && 2 * w <= (uint32_t)R)
+        w *= 2;
+    if (ctx.stateset_subgroups)
+        w = ctx.stateset_subgroups;
+    while (w > 1 && w * ctx.subgroup > ctx.props.limits.maxComputeWorkGroupSize[0])
+        w /= 2;
+    *local = w * ctx.subgroup;
     *rpw = R > 0 ? (uint32_t)R : 1u;
 }
 
