@@ -129,11 +129,21 @@ elif gate; then
     # as the one-column rows (0.25 s per case: a GPU launch takes microseconds, so the rounds end on
     # repetitions.max, but for the slowest Vulkan shaders). The rows carry every sample: compressed, each
     # results.jsonl comes back from the lent machine (16 MB a file).
+    # The Vulkan matrix runs cuda.production in the same rounds: a process driving the H200 through Vulkan alone
+    # was measured at the idle SM clock again in this part (617 of 1004 samples below 1000 MHz; gpu-env.sh); its rows
+    # are dropped from vulkan/ afterwards (the CUDA part has them).
     matrix() { # matrix BACKEND
-        step "matrix-$1" "$hsdr" run matrix.yaml --out "$out/$1" --quiet --set variants="backend:$1" \
+        with=
+        [ "$1" = vulkan ] && with=,cuda.production
+        step "matrix-$1" "$hsdr" run matrix.yaml --out "$out/$1" --quiet --set variants="backend:$1$with" \
             --set K=1024,2048,5120,8192,17408 --set N=16384 --set R=1,8,32 --set cols=1,2,3,4,5,6,7,8 \
             --set threads=1 --set distribution=bonsai --set mode=hot,cold --set shapes=bonsai2-27b --set skip=none \
             --set extra=none --set time_limit_s=0.25
+        if [ -n "$with" ]; then
+            python3 -c 'import json, sys
+rows = [l for l in open(sys.argv[1]) if json.loads(l).get("backend") == sys.argv[2]]
+open(sys.argv[1], "w").writelines(rows)' "$out/$1/results.jsonl" "$1" || status=1
+        fi
         gzip -kf "$out/$1/results.jsonl"
         rm -f "$out/$1/results.csv"
     }
