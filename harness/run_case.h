@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "gguf_model.h"
 #include "matrix.h"
 #include "threads.h"
 
@@ -22,6 +23,7 @@ typedef struct {
     int nsets;
     enum stage_timing stages;
     int dry_run, quiet, resume;
+    const char *gguf; /* --gguf FILE, or NULL */
 } run_options;
 
 /* Thread pools: one per thread count, created on first use, pinned. */
@@ -32,6 +34,10 @@ typedef struct {
 typedef struct {
     const hsdr_matrix *m;
     const run_options *opt;
+    /* --gguf: the weights of the cases whose shape is "gguf:NAME" (NULL: none); gguf_hash[i] the data_hash of
+     * model->gemv[i]'s stored bytes, "" until first needed */
+    const hsdr_gguf_model *model;
+    char (*gguf_hash)[17];
     pools pools;
     cJSON *context;
     double t_start; /* hsdr_now_ns() when the cases started */

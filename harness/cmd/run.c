@@ -11,6 +11,7 @@
 #include "case.h"
 #include "cli.h"
 #include "commands.h"
+#include "gguf_model.h"
 #include "machine.h"
 #include "matrix.h"
 #include "results.h"
@@ -28,6 +29,7 @@ static int parse_args(int argc, char **argv, run_options *o)
                                              {"set", required_argument, NULL, 's'},
                                              {"stages", required_argument, NULL, 't'},
                                              {"dry-run", no_argument, NULL, 'n'},
+                                             {"gguf", required_argument, NULL, 'g'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"resume", no_argument, NULL, 'r'},
                                              HSDR_OPTION_HELP,
@@ -69,6 +71,8 @@ static int parse_args(int argc, char **argv, run_options *o)
             }
         } else if (c == 'n') {
             o->dry_run = 1;
+        } else if (c == 'g') {
+            o->gguf = optarg;
         } else if (c == 'q') {
             o->quiet = 1;
         } else if (c == 'r') {
@@ -82,6 +86,29 @@ static int parse_args(int argc, char **argv, run_options *o)
         return -1;
     }
     o->matrix_path = optind < argc ? argv[optind] : "matrix.yaml";
+    return 0;
+}
+
+/* --gguf: open the model file with the matrix's gguf_tensors and hand its tensors to the matrix. 0, or -1 (said). */
+static int open_gguf(const run_options *o, hsdr_matrix_spec *spec, hsdr_gguf_model *model)
+{
+    char err[1024];
+    if (hsdr_gguf_model_open(model, o->gguf, hsdr_matrix_gguf_globs(spec), err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: --gguf: %s\n", err);
+        return -1;
+    }
+    hsdr_matrix_tensor *t = malloc(sizeof *t * model->n);
+    if (!t) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        hsdr_gguf_model_close(model);
+        return -1;
+    }
+    for (size_t i = 0; i < model->n; i++)
+        t[i] = (hsdr_matrix_tensor){model->gemv[i].name, model->gemv[i].K, model->gemv[i].N};
+    if (hsdr_matrix_set_gguf(spec, t, model->n))
+        printf("hsdr run --gguf: the matrix's shapes do not name gguf: its K x N grid, model shapes and extra cases "
+               "are left out, the cases are the file's %zu tensors\n", model->n);
+    free(t);
     return 0;
 }
 
@@ -124,11 +151,17 @@ int hsdr_cmd_run(int argc, char **argv)
             hsdr_matrix_spec_free(spec);
             return HSDR_EXIT_USAGE;
         }
+    hsdr_gguf_model model = {0};
+    if (opt.gguf && open_gguf(&opt, spec, &model) != 0) {
+        hsdr_matrix_spec_free(spec);
+        return HSDR_EXIT_USAGE;
+    }
     hsdr_matrix m;
     int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
     hsdr_matrix_spec_free(spec);
     if (rc != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
+        hsdr_gguf_model_close(&model);
         return HSDR_EXIT_USAGE;
     }
     size_t expanded = m.ncases;
@@ -138,6 +171,7 @@ int hsdr_cmd_run(int argc, char **argv)
     if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
         return HSDR_EXIT_USAGE;
     }
     hsdr_run_print_plan(&m, &opt, expanded, filtered);
@@ -149,6 +183,7 @@ int hsdr_cmd_run(int argc, char **argv)
         free(rows);
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
         return HSDR_EXIT_USAGE;
     }
     size_t nkept = 0;
@@ -158,6 +193,7 @@ int hsdr_cmd_run(int argc, char **argv)
             free(rows);
             cJSON_Delete(settings);
             hsdr_matrix_free(&m);
+            hsdr_gguf_model_close(&model);
             return HSDR_EXIT_USAGE;
         }
         if (!kept_from[0])
@@ -180,9 +216,12 @@ int hsdr_cmd_run(int argc, char **argv)
         free(rows);
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
         return HSDR_EXIT_OK;
     }
-    run_state rs = {.m = &m, .opt = &opt};
+    run_state rs = {.m = &m, .opt = &opt, .model = opt.gguf ? &model : NULL};
+    char(*hashes)[17] = calloc(model.n ? model.n : 1, sizeof *hashes);
+    rs.gguf_hash = hashes;
     memset(&rs.pools, 0, sizeof rs.pools);
     rs.context = hsdr_machine_context();
     cJSON_AddStringToObject(rs.context, "matrix", m.source);
@@ -191,6 +230,12 @@ int hsdr_cmd_run(int argc, char **argv)
     snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
     cJSON_AddStringToObject(rs.context, "shard", shard);
     cJSON_AddItemToObject(rs.context, "settings", settings);
+    if (opt.gguf) {
+        cJSON *g = cJSON_AddObjectToObject(rs.context, "gguf");
+        cJSON_AddStringToObject(g, "path", model.path);
+        cJSON_AddNumberToObject(g, "tensors", (double)model.n);
+        cJSON_AddNumberToObject(g, "layers", model.n_layers);
+    }
     hsdr_partial *partial = hsdr_run_journal_open(&opt, rows, m.ncases, nkept, err, sizeof err);
     if (!partial) {
         fprintf(stderr, "hsdr run: %s\n", err);
@@ -198,7 +243,9 @@ int hsdr_cmd_run(int argc, char **argv)
             cJSON_Delete(rows[i]);
         free(rows);
         cJSON_Delete(rs.context);
+        free(hashes);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
         return HSDR_EXIT_USAGE;
     }
     hsdr_stop_handlers handlers;
@@ -238,7 +285,9 @@ int hsdr_cmd_run(int argc, char **argv)
     cJSON_Delete(be);
     cJSON_Delete(rs.context);
     hsdr_run_pools_free(&rs.pools);
+    free(hashes);
     hsdr_matrix_free(&m);
+    hsdr_gguf_model_close(&model);
     if (rc == HSDR_EXIT_OK && (failed || errors))
         rc = HSDR_EXIT_FAIL;
     return rc;
