@@ -89,12 +89,20 @@ const hsdr_command hsdr_commands[] = {
      "and the break-even fits of the joined rows (OUT_DIR/breakeven.json)\n",
      "  --base NAME         the output files' base name (default results; no breakeven.json otherwise)\n"},
     {"check",
-     "check [--backend B] [--variant GLOB] [-v] PATH...",
+     "check [--backend B] [--variant GLOB] [-v] PATH... | check --gguf FILE [--tensors GLOBS] [--seed S] "
+     "[--dist D] [--rows N] [--backend B] [--variant GLOB] [-v]",
      "check every implementation against JSON test vectors (schema hsdr-vectors/1); a PATH may be a\n"
-     "directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n",
+     "directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n"
+     "--gguf: every variant validated on each PTQ1_0/PQ2_0 tensor of a model file (real weights) as\n"
+     "`hsdr run` validates a case, with a fresh random activation per tensor under a printed seed\n",
      "  --backend B         only the variants of backend B\n"
      "  --variant GLOB      only the variants whose name matches GLOB\n"
-     "  -v, --verbose       a line per passing pair too\n"},
+     "  -v, --verbose       a line per passing pair too\n"
+     "  --gguf FILE         check on the ternary tensors of this GGUF file instead of vector files\n"
+     "  --tensors GLOBS     comma-separated globs of GGUF tensor names (default all ternary ones)\n"
+     "  --seed S            activation seed (default fresh, printed)\n"
+     "  --dist D            activation distribution (default gaussian; bonsai needs K % 1024 == 0)\n"
+     "  --rows N            check the first N rows of each tensor (default all)\n"},
     {"list",
      "list [--json]",
      "the registry: every variant, its backend, family, outputs, stages, and why it cannot run here\n",
