@@ -112,11 +112,14 @@ const hsdr_command hsdr_commands[] = {
      "LNS8 codes of the fp32 values X (spec/lns8.md section 2); X may be negative\n",
      "  --prescale E|auto   the power-of-two prescale exponent, or chosen from the values (default 0)\n"},
     {"states",
-     "states [--K N] [--vectors N] [--seed S] [--json]",
-     "occupied LNS8 states per tile and activation quantization error, per distribution\n",
+     "states [--K N] [--vectors N] [--seed S] [--activations PATH] [--json]",
+     "occupied LNS8 states per tile and activation quantization error, per distribution; --activations:\n"
+     "on real captured activations (docs/real-model.md), per set and overall, beside the modelled\n"
+     "bonsai distribution at each set's width\n",
      "  --K N               vector length (default 5120)\n"
      "  --vectors N         vectors per distribution (default 64)\n"
      "  --seed S            seed (default 1)\n"
+     "  --activations PATH  a directory of NAME.npy files (T x K float arrays) or one .npy file\n"
      "  --json              the whole histogram as JSON\n"},
     {"inspect",
      "inspect FILE.gguf [--json]",
