@@ -12,7 +12,8 @@
 const hsdr_command hsdr_commands[] = {
     {"run",
      "run [MATRIX] [--filter GLOB] [--out DIR] [--shard i/n] [--set AXIS=VALUES]... "
-     "[--stages both|alone|ablation|none] [--gguf FILE] [--resume] [--dry-run] [--quiet]",
+     "[--stages both|alone|ablation|none] [--gguf FILE [--activations DIR [--token T]]] [--resume] [--dry-run] "
+     "[--quiet]",
      "expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
      "time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
      "The cases of one configuration (inputs, threads, mode) run in rounds, each variant beside its\n"
@@ -29,6 +30,9 @@ const hsdr_command hsdr_commands[] = {
      "  --gguf FILE         real weights: the file's PTQ1_0/PQ2_0 tensors (the matrix's gguf_tensors\n"
      "                      globs) are the cases `shapes: gguf` names, shape \"gguf:TENSOR\"; a matrix\n"
      "                      without gguf in its shapes runs those tensors only\n"
+     "  --activations DIR   real activations for the gguf cases: DIR/TENSOR.npy, (T, K) float arrays\n"
+     "                      (docs/real-model.md); every kept tensor needs its set\n"
+     "  --token T           the row of each set used as x (default 0)\n"
      "  --resume            keep the rows an interrupted run left in DIR, run only the missing cases\n"
      "  --dry-run           print the case keys, run nothing\n"
      "  --quiet             no skip reasons, progress lines or summary table\n"},

@@ -103,6 +103,10 @@ static cJSON *case_row(const run_state *rs, const hsdr_case *c, const char *key)
     if (gi >= 0) {
         cJSON_AddStringToObject(row, "gguf_file", base_name(rs->model->path));
         cJSON_AddStringToObject(row, "gguf_data_hash", gguf_hash(rs, gi));
+        if (rs->acts) {
+            cJSON_AddStringToObject(row, "activations", rs->acts->path);
+            cJSON_AddNumberToObject(row, "token", rs->opt->token);
+        }
     }
     cJSON_AddNumberToObject(row, "seed", (double)c->seed);
     cJSON_AddNumberToObject(row, "weight_bytes", (double)((size_t)c->N * (c->K / HSDR_QK) * HSDR_PTQ1_0_BYTES));
@@ -705,7 +709,15 @@ static int case_inputs(const run_state *rs, const hsdr_case *c, hsdr_inputs *in,
     if (g->K != c->K || g->N != c->N)
         return hsdr_errorf(err, errlen, "shape %s: the case has K=%d N=%d, the tensor is %dx%d", c->shape, c->K, c->N,
                            g->K, g->N);
-    return hsdr_inputs_build_from(in, c->K, c->N, g->W, NULL, c->dist, c->seed, err, errlen);
+    const float *x = NULL;
+    if (rs->acts) {
+        const hsdr_act_set *s = hsdr_activations_find(rs->acts, g->name);
+        if (!s || s->K != g->K || rs->opt->token >= s->T) /* checked before the run (hsdr_run_check_activations) */
+            return hsdr_errorf(err, errlen, "shape %s: no activation of token %d and width %d", c->shape,
+                               rs->opt->token, g->K);
+        x = s->x + (size_t)rs->opt->token * (size_t)s->K;
+    }
+    return hsdr_inputs_build_from(in, c->K, c->N, g->W, x, c->dist, c->seed, err, errlen);
 }
 
 /* Open the configuration of the next case not done (the consecutive cases that share inputs, threads and mode: the

@@ -50,6 +50,9 @@ static const hsdr_field fields[] = {
                                        "come from"},
     {"gguf_data_hash", S, "", OPT, CSV | V2, "shape \"gguf:TENSOR\": the tensor's bytes as stored, FNV-1a 64 (hsdr "
                                             "inspect's data_hash, 16 hex digits)"},
+    {"activations", S, "", OPT, CSV | V2, "shape \"gguf:TENSOR\" with run --activations: the activation directory (or "
+                                         ".npy file) the case's x comes from (its distribution then unused)"},
+    {"token", I, "", OPT, CSV | V2, "with activations: the token (row of the tensor's set) that is x"},
     {"seed", I, "", ALWAYS, CSV, "input seed (weights and activations; independent of variant and order)"},
     {"status", S, "", ALWAYS, CSV, "ok | failed (validation failed: never timed) | error (could not run)"},
     {"validation", O, "", OPT, 0, "the check against the reference before timing (absent when the inputs failed)"},

@@ -30,12 +30,15 @@ static int parse_args(int argc, char **argv, run_options *o)
                                              {"stages", required_argument, NULL, 't'},
                                              {"dry-run", no_argument, NULL, 'n'},
                                              {"gguf", required_argument, NULL, 'g'},
+                                             {"activations", required_argument, NULL, 'a'},
+                                             {"token", required_argument, NULL, 'T'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"resume", no_argument, NULL, 'r'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     static const char *sets[64];
     *o = (run_options){.matrix_path = NULL, .out_dir = "results/latest", .shard_i = 0, .shard_n = 1, .sets = sets};
+    int have_token = 0;
     optind = 0;
     for (int c; (c = hsdr_getopt("run", argc, argv, ":h", longopts)) != -1;) {
         if (c == 'f') {
@@ -73,6 +76,14 @@ static int parse_args(int argc, char **argv, run_options *o)
             o->dry_run = 1;
         } else if (c == 'g') {
             o->gguf = optarg;
+        } else if (c == 'a') {
+            o->activations = optarg;
+        } else if (c == 'T') {
+            long t;
+            if (hsdr_parse_long("--token", optarg, 0, 1L << 30, &t) != 0)
+                return -1;
+            o->token = (int)t;
+            have_token = 1;
         } else if (c == 'q') {
             o->quiet = 1;
         } else if (c == 'r') {
@@ -80,6 +91,14 @@ static int parse_args(int argc, char **argv, run_options *o)
         } else {
             return c == HSDR_GETOPT_HELP ? 1 : -1;
         }
+    }
+    if (o->activations && !o->gguf) {
+        fprintf(stderr, "hsdr run: --activations feeds the tensors of a model file: give --gguf FILE too\n");
+        return -1;
+    }
+    if (have_token && !o->activations) {
+        fprintf(stderr, "hsdr run: --token picks a row of the --activations sets: give --activations DIR too\n");
+        return -1;
     }
     if (argc - optind > 1) {
         fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", argv[optind], argv[optind + 1]);
@@ -112,6 +131,31 @@ static int open_gguf(const run_options *o, hsdr_matrix_spec *spec, hsdr_gguf_mod
     return 0;
 }
 
+/* --activations: every kept tensor of the model has a set of its width with a row for --token. 0, or -1 (said). */
+static int check_activations(const run_options *o, const hsdr_gguf_model *model, const hsdr_activations *acts)
+{
+    for (size_t i = 0; i < model->n; i++) {
+        const hsdr_gguf_gemv *g = &model->gemv[i];
+        const hsdr_act_set *s = hsdr_activations_find(acts, g->name);
+        if (!s) {
+            fprintf(stderr, "hsdr run: --activations %s: no set feeds tensor %s (expected %s.npy; narrow the "
+                    "tensors with gguf_tensors)\n", acts->path, g->name, g->name);
+            return -1;
+        }
+        if (s->K != g->K) {
+            fprintf(stderr, "hsdr run: --activations %s: tensor %s: %s has width K = %d, the tensor's ne0 is %d\n",
+                    acts->path, g->name, s->path, s->K, g->K);
+            return -1;
+        }
+        if (o->token >= s->T) {
+            fprintf(stderr, "hsdr run: --activations %s: tensor %s: --token %d, but %s holds %d tokens\n", acts->path,
+                    g->name, o->token, s->path, s->T);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The journal of the finished rows (run_resume.h), appended as each row is done. */
 typedef struct {
     hsdr_partial *journal;
@@ -141,6 +185,7 @@ int hsdr_cmd_run(int argc, char **argv)
         return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     char err[1024];
     hsdr_matrix_spec *spec = NULL;
+    int rc = 0;
     if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         return HSDR_EXIT_USAGE;
@@ -156,12 +201,28 @@ int hsdr_cmd_run(int argc, char **argv)
         hsdr_matrix_spec_free(spec);
         return HSDR_EXIT_USAGE;
     }
+    hsdr_activations acts = {0};
+    if (opt.activations) {
+        if (hsdr_activations_open(&acts, opt.activations, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr run: --activations: %s\n", err);
+            rc = -1;
+        } else {
+            rc = check_activations(&opt, &model, &acts);
+        }
+        if (rc != 0) {
+            hsdr_activations_close(&acts);
+            hsdr_gguf_model_close(&model);
+            hsdr_matrix_spec_free(spec);
+            return HSDR_EXIT_USAGE;
+        }
+    }
     hsdr_matrix m;
-    int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
+    rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
     hsdr_matrix_spec_free(spec);
     if (rc != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     size_t expanded = m.ncases;
@@ -172,6 +233,7 @@ int hsdr_cmd_run(int argc, char **argv)
         fprintf(stderr, "hsdr run: %s\n", err);
         hsdr_matrix_free(&m);
         hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     hsdr_run_print_plan(&m, &opt, expanded, filtered);
@@ -184,6 +246,7 @@ int hsdr_cmd_run(int argc, char **argv)
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
         hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     size_t nkept = 0;
@@ -194,6 +257,7 @@ int hsdr_cmd_run(int argc, char **argv)
             cJSON_Delete(settings);
             hsdr_matrix_free(&m);
             hsdr_gguf_model_close(&model);
+            hsdr_activations_close(&acts);
             return HSDR_EXIT_USAGE;
         }
         if (!kept_from[0])
@@ -217,9 +281,11 @@ int hsdr_cmd_run(int argc, char **argv)
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
         hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_OK;
     }
-    run_state rs = {.m = &m, .opt = &opt, .model = opt.gguf ? &model : NULL};
+    run_state rs = {.m = &m, .opt = &opt, .model = opt.gguf ? &model : NULL,
+                     .acts = opt.activations ? &acts : NULL};
     char(*hashes)[17] = calloc(model.n ? model.n : 1, sizeof *hashes);
     rs.gguf_hash = hashes;
     memset(&rs.pools, 0, sizeof rs.pools);
@@ -246,6 +312,7 @@ int hsdr_cmd_run(int argc, char **argv)
         free(hashes);
         hsdr_matrix_free(&m);
         hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     hsdr_stop_handlers handlers;
@@ -288,6 +355,7 @@ int hsdr_cmd_run(int argc, char **argv)
     free(hashes);
     hsdr_matrix_free(&m);
     hsdr_gguf_model_close(&model);
+    hsdr_activations_close(&acts);
     if (rc == HSDR_EXIT_OK && (failed || errors))
         rc = HSDR_EXIT_FAIL;
     return rc;
