@@ -10,6 +10,8 @@
 
 /* The most activation columns a case takes (the widest multi-column kernel, cuda.cols). */
 #define HSDR_CASE_MAX_COLS 8
+/* Room for a shape: "model/tensor" or "gguf:" + a GGUF tensor name (at most 64 bytes). */
+#define HSDR_CASE_SHAPE_LEN 80
 
 typedef enum { HSDR_MODE_HOT, HSDR_MODE_COLD, HSDR_MODE_COUNT } hsdr_mode;
 const char *hsdr_mode_name(hsdr_mode m);           /* "hot" | "cold" */
@@ -25,7 +27,8 @@ typedef struct {
     hsdr_dist dist;
     hsdr_mode mode;
     int flns_F, flns_b; /* meaningful when variant->uses_flns */
-    char shape[64]; /* "bonsai2-27b/ffn_gate" when the case comes from a model shape, else "" */
+    char shape[HSDR_CASE_SHAPE_LEN]; /* "bonsai2-27b/ffn_gate" (a model shape), "gguf:blk.0.ffn_gate.weight" (a tensor
+                                        of the --gguf file), else "" */
     uint64_t seed;  /* inputs are drawn from this seed (derived from the matrix seed and the key) */
 } hsdr_case;
 

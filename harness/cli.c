@@ -12,7 +12,8 @@
 const hsdr_command hsdr_commands[] = {
     {"run",
      "run [MATRIX] [--filter GLOB] [--out DIR] [--shard i/n] [--set AXIS=VALUES]... "
-     "[--stages both|alone|ablation|none] [--resume] [--dry-run] [--quiet]",
+     "[--stages both|alone|ablation|none] [--gguf FILE [--activations DIR [--token T]]] [--resume] [--dry-run] "
+     "[--quiet]",
      "expand the experiment matrix (default matrix.yaml), validate every case against the reference,\n"
      "time it hot or cold with per-stage attribution; JSON Lines + CSV under DIR (results/latest).\n"
      "The cases of one configuration (inputs, threads, mode) run in rounds, each variant beside its\n"
@@ -26,6 +27,12 @@ const hsdr_command hsdr_commands[] = {
      "  --shard i/n         keep case j of the expanded order when j mod n = i\n"
      "  --set AXIS=VALUES   override an axis or setting of the matrix (repeatable)\n"
      "  --stages S          per-stage timing: both (default), alone, ablation or none\n"
+     "  --gguf FILE         real weights: the file's PTQ1_0/PQ2_0 tensors (the matrix's gguf_tensors\n"
+     "                      globs) are the cases `shapes: gguf` names, shape \"gguf:TENSOR\"; a matrix\n"
+     "                      without gguf in its shapes runs those tensors only\n"
+     "  --activations DIR   real activations for the gguf cases: DIR/TENSOR.npy, (T, K) float arrays\n"
+     "                      (docs/real-model.md); every kept tensor needs its set\n"
+     "  --token T           the row of each set used as x (default 0)\n"
      "  --resume            keep the rows an interrupted run left in DIR, run only the missing cases\n"
      "  --dry-run           print the case keys, run nothing\n"
      "  --quiet             no skip reasons, progress lines or summary table\n"},
@@ -86,12 +93,20 @@ const hsdr_command hsdr_commands[] = {
      "and the break-even fits of the joined rows (OUT_DIR/breakeven.json)\n",
      "  --base NAME         the output files' base name (default results; no breakeven.json otherwise)\n"},
     {"check",
-     "check [--backend B] [--variant GLOB] [-v] PATH...",
+     "check [--backend B] [--variant GLOB] [-v] PATH... | check --gguf FILE [--tensors GLOBS] [--seed S] "
+     "[--dist D] [--rows N] [--backend B] [--variant GLOB] [-v]",
      "check every implementation against JSON test vectors (schema hsdr-vectors/1); a PATH may be a\n"
-     "directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n",
+     "directory (its *.json files). Prints failing pairs, then 'N passed, M failed'.\n"
+     "--gguf: every variant validated on each PTQ1_0/PQ2_0 tensor of a model file (real weights) as\n"
+     "`hsdr run` validates a case, with a fresh random activation per tensor under a printed seed\n",
      "  --backend B         only the variants of backend B\n"
      "  --variant GLOB      only the variants whose name matches GLOB\n"
-     "  -v, --verbose       a line per passing pair too\n"},
+     "  -v, --verbose       a line per passing pair too\n"
+     "  --gguf FILE         check on the ternary tensors of this GGUF file instead of vector files\n"
+     "  --tensors GLOBS     comma-separated globs of GGUF tensor names (default all ternary ones)\n"
+     "  --seed S            activation seed (default fresh, printed)\n"
+     "  --dist D            activation distribution (default gaussian; bonsai needs K % 1024 == 0)\n"
+     "  --rows N            check the first N rows of each tensor (default all)\n"},
     {"list",
      "list [--json]",
      "the registry: every variant, its backend, family, outputs, stages, and why it cannot run here\n",
@@ -101,11 +116,14 @@ const hsdr_command hsdr_commands[] = {
      "LNS8 codes of the fp32 values X (spec/lns8.md section 2); X may be negative\n",
      "  --prescale E|auto   the power-of-two prescale exponent, or chosen from the values (default 0)\n"},
     {"states",
-     "states [--K N] [--vectors N] [--seed S] [--json]",
-     "occupied LNS8 states per tile and activation quantization error, per distribution\n",
+     "states [--K N] [--vectors N] [--seed S] [--activations PATH] [--json]",
+     "occupied LNS8 states per tile and activation quantization error, per distribution; --activations:\n"
+     "on real captured activations (docs/real-model.md), per set and overall, beside the modelled\n"
+     "bonsai distribution at each set's width\n",
      "  --K N               vector length (default 5120)\n"
      "  --vectors N         vectors per distribution (default 64)\n"
      "  --seed S            seed (default 1)\n"
+     "  --activations PATH  a directory of NAME.npy files (T x K float arrays) or one .npy file\n"
      "  --json              the whole histogram as JSON\n"},
     {"inspect",
      "inspect FILE.gguf [--json]",

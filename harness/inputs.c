@@ -34,6 +34,12 @@ size_t hsdr_inputs_bytes(int K, int N)
 
 int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t seed, char *err, size_t errlen)
 {
+    return hsdr_inputs_build_from(in, K, N, NULL, NULL, dist, seed, err, errlen);
+}
+
+int hsdr_inputs_build_from(hsdr_inputs *in, int K, int N, const uint8_t *W, const float *x, hsdr_dist dist,
+                           uint64_t seed, char *err, size_t errlen)
+{
     memset(in, 0, sizeof *in);
     in->K = K;
     in->N = N;
@@ -64,8 +70,13 @@ int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t se
     }
     hsdr_rng rng;
     hsdr_rng_seed(&rng, seed);
-    hsdr_random_ptq1_0(&rng, in->W, n * G);
-    if (hsdr_dist_fill(dist, &rng, in->x, (size_t)K, NULL) != 0) {
+    if (W)
+        memcpy(in->W, W, in->weight_bytes);
+    else
+        hsdr_random_ptq1_0(&rng, in->W, n * G);
+    if (x)
+        memcpy(in->x, x, sizeof(float) * (size_t)K);
+    else if (hsdr_dist_fill(dist, &rng, in->x, (size_t)K, NULL) != 0) {
         free(q8);
         free(occ);
         hsdr_inputs_free(in);

@@ -11,7 +11,7 @@ typedef struct {
     int K, N;
     hsdr_dist dist;
     uint64_t seed;
-    uint8_t *W;          /* N x K/128 PTQ1_0 blocks: uniform random trits, fp16 scales ~ 0.01..0.03 */
+    uint8_t *W;          /* N x K/128 PTQ1_0 blocks: random (uniform trits, fp16 d ~ 0.01..0.03) or given */
     float *x;            /* K activations of the distribution */
     size_t weight_bytes;
     /* reference bundle */
@@ -29,6 +29,10 @@ typedef struct {
 
 /* 0, or -1 with a message (out of memory: the message gives the bytes needed). */
 int hsdr_inputs_build(hsdr_inputs *in, int K, int N, hsdr_dist dist, uint64_t seed, char *err, size_t errlen);
+/* The same with the weights given (W not NULL: N x K/128 PTQ1_0 blocks, copied instead of drawn) and the activations
+ * given (x not NULL: K floats, copied; NULL: drawn from dist under seed); the references are computed on them. */
+int hsdr_inputs_build_from(hsdr_inputs *in, int K, int N, const uint8_t *W, const float *x, hsdr_dist dist,
+                           uint64_t seed, char *err, size_t errlen);
 void hsdr_inputs_free(hsdr_inputs *in);
 /* Bytes hsdr_inputs_build allocates for (K, N): used to refuse cases that cannot fit before trying. */
 size_t hsdr_inputs_bytes(int K, int N);

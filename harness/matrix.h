@@ -26,6 +26,11 @@
  *   shapes:                      model GEMVs (harness/shapes.h), crossed with every axis but K and N:
  *     - {model: bonsai2-27b, tensors: [ffn_gate, ffn_down]}    tensors default: all distinct ones but the head
  *                                ("output"); the case's shape = "bonsai2-27b/ffn_gate"
+ *     - gguf                     the ternary (PTQ1_0 / PQ2_0) tensors of the model file given with --gguf FILE (an
+ *                                error naming this line without it), in forward order; shape "gguf:TENSOR_NAME",
+ *                                K = ne0, N = ne1, the weights the file's (`shapes: gguf` alone also works)
+ *   gguf_tensors: "blk.0.*,output.weight"   which tensors `gguf` takes: globs (fnmatch) of whole GGUF tensor names,
+ *                                a comma-separated string or a list; default all
  *   skip:                        user rules; a case is skipped when every key of `when` matches:
  *     - {when: {family: production, R: ">1"}, reason: "R does not apply"}
  *                                keys: variant (glob), family, backend, shape (glob; "" = not a model shape), K, N,
@@ -85,10 +90,22 @@ int hsdr_matrix_load_text(const char *name, const char *text, size_t len, const 
  * "variants=ref.direct,family:stateset", "distribution=gaussian,bonsai", "mode=cold", "flns=8:12,4:8", "seed=7",
  * "warmup=0", "repetitions.min=3", "repetitions.max=50", "noise_target=0.05", "time_limit_s=0.5",
  * "ceiling_interval_s=30", "visits=3", "shapes=none" |
- * "shapes=bonsai2-27b" | "shapes=bonsai2-27b/ffn_gate,bonsai-8b/ffn_down", "skip=none", "extra=none". Same
+ * "shapes=bonsai2-27b" | "shapes=bonsai2-27b/ffn_gate,bonsai-8b/ffn_down" | "shapes=gguf",
+ * "gguf_tensors=blk.0.*,output.weight", "skip=none", "extra=none". Same
  * validation as the file; errors name the argument ("override 'K=100': K[0]: 100 is not a multiple of 128"). The
  * spec is unchanged on error. */
 int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *err, size_t errlen);
+
+/* A tensor of a model file (gguf_model.h) as the matrix sees it: shape "gguf:NAME", K inputs, N rows. */
+typedef struct {
+    const char *name;
+    int K, N;
+} hsdr_matrix_tensor;
+/* The spec's gguf_tensors (comma-separated globs), or NULL for all the file's ternary tensors. */
+const char *hsdr_matrix_gguf_globs(const hsdr_matrix_spec *spec);
+/* The tensors of the --gguf file (names copied), the cases of `shapes: gguf`. A spec whose shapes do not name gguf
+ * gets them as its only cases (its K x N grid, model shapes and extra cases left out): returns 1 then, else 0. */
+int hsdr_matrix_set_gguf(hsdr_matrix_spec *spec, const hsdr_matrix_tensor *t, size_t n);
 
 typedef struct {
     char key[256];

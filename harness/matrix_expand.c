@@ -27,7 +27,7 @@ typedef struct {
 } gen_list;
 
 typedef struct {
-    char shape[64];
+    char shape[HSDR_CASE_SHAPE_LEN];
     int K, N;
     hsdr_dist dist;
 } input_config;
@@ -298,7 +298,7 @@ static double variant_points(const hsdr_matrix_spec *s, const bool *selected)
 
 static double points_of(const hsdr_matrix_spec *s, const bool *selected)
 {
-    double configs = ((double)s->K.n * (double)s->N.n + (double)s->nshapes) * (double)s->dists.n;
+    double configs = ((double)s->K.n * (double)s->N.n + (double)s->nshapes + (double)s->ngguf) * (double)s->dists.n;
     return configs * (double)s->threads.n * (double)s->modes.n * variant_points(s, selected) + (double)s->nextras;
 }
 
@@ -313,7 +313,10 @@ double hsdr_matrix_points(const hsdr_matrix_spec *spec)
 int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    if (spec->K.n == 0 && spec->nshapes == 0 && spec->nextras == 0)
+    if (spec->gguf && !spec->gguf_set)
+        return hsdr_errorf(err, errlen, "%s: gguf: the tensors of a model file: give it with --gguf FILE",
+                           spec->gguf_where);
+    if (spec->K.n == 0 && spec->nshapes == 0 && spec->nextras == 0 && spec->ngguf == 0)
         return hsdr_errorf(err, errlen, "%s: axes.K: missing: the matrix gives no K values, shapes or extra cases",
                            spec->source);
     bool *selected = select_variants(spec);
@@ -339,6 +342,13 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
         for (size_t d = 0; d < spec->dists.n; d++)
             expand_config(&x, selected, spec->shapes[i].tensor->K, spec->shapes[i].tensor->N,
                           (hsdr_dist)spec->dists.v[d], name);
+    }
+    for (size_t i = 0; i < spec->ngguf; i++) {
+        char name[HSDR_CASE_SHAPE_LEN];
+        snprintf(name, sizeof name, "gguf:%s", spec->gguf_tensors[i].name);
+        for (size_t d = 0; d < spec->dists.n; d++)
+            expand_config(&x, selected, spec->gguf_tensors[i].K, spec->gguf_tensors[i].N, (hsdr_dist)spec->dists.v[d],
+                          name);
     }
     for (size_t i = 0; i < spec->nextras; i++) {
         const extra_case *e = &spec->extras[i];

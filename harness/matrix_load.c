@@ -152,13 +152,21 @@ static int walk_shapes(walk *w, const ynode *n, const site *s)
     hsdr_matrix_spec *spec = w->spec;
     if (ynode_is_null(n))
         return 0;
+    if (n->type == YN_SCALAR && strcmp(n->text, "gguf") == 0) {
+        mx_set_gguf_shapes(spec, s);
+        return 0;
+    }
     if (n->type != YN_SEQ)
-        return mx_site_fail(w->err, w->errlen, s, "expected a list of {model: .., tensors: [..]}, got %s",
+        return mx_site_fail(w->err, w->errlen, s, "expected a list of {model: .., tensors: [..]} or gguf, got %s",
                             ynode_type_name(n));
     static const char *const keys[] = {"model", "tensors", NULL};
     for (size_t i = 0; i < n->n; i++) {
         const ynode *e = n->kids[i];
         site es = mx_child_site(s, e, NULL, i);
+        if (e->type == YN_SCALAR && strcmp(e->text, "gguf") == 0) {
+            mx_set_gguf_shapes(spec, &es);
+            continue;
+        }
         if (expect_map(w, e, &es) || check_keys(w, e, &es, keys))
             return -1;
         const ynode *mn = ynode_get(e, "model"), *tn = ynode_get(e, "tensors");
@@ -404,15 +412,37 @@ static int walk_extra(walk *w, const ynode *n, const site *s)
     return 0;
 }
 
+/* gguf_tensors: a string of comma-separated globs, or a list of globs. */
+static int walk_gguf_tensors(walk *w, const ynode *n, const site *s)
+{
+    items it = {0};
+    int rc = list_items(w, n, s, true, &it);
+    char globs[4096] = "";
+    for (size_t i = 0; rc == 0 && i < it.n; i++) {
+        size_t len = strlen(globs);
+        if (len + strlen(it.v[i].text) + 2 > sizeof globs)
+            rc = mx_site_fail(w->err, w->errlen, &it.v[i].s, "the globs are longer than %zu bytes in all",
+                              sizeof globs - 1);
+        else
+            snprintf(globs + len, sizeof globs - len, "%s%s", i ? "," : "", it.v[i].text);
+    }
+    if (rc == 0 && it.n == 0)
+        rc = mx_site_fail(w->err, w->errlen, s, "empty (leave gguf_tensors out for all the file's ternary tensors)");
+    if (rc == 0)
+        rc = mx_set_gguf_globs(w->spec, s, globs, w->err, w->errlen);
+    free(it.v);
+    return rc;
+}
+
 static int walk_root(walk *w, const ynode *root)
 {
     site rs = {.file = w->file, .line = root ? root->line : 1, .col = root ? root->col : 1};
     if (!root || ynode_is_null(root))
         return 0;
-    static const char *const keys[] = {"settings", "axes", "shapes", "skip", "extra", NULL};
+    static const char *const keys[] = {"settings", "axes", "shapes", "gguf_tensors", "skip", "extra", NULL};
     if (root->type != YN_MAP)
-        return mx_site_fail(w->err, w->errlen, &rs, "expected a mapping (settings, axes, shapes, skip, extra) at the "
-                                                    "top level, got %s", ynode_type_name(root));
+        return mx_site_fail(w->err, w->errlen, &rs, "expected a mapping (settings, axes, shapes, gguf_tensors, skip, "
+                                                    "extra) at the top level, got %s", ynode_type_name(root));
     if (check_keys(w, root, &rs, keys))
         return -1;
     for (size_t i = 0; i < root->n; i += 2) {
@@ -426,6 +456,8 @@ static int walk_root(walk *w, const ynode *root)
             rc = ynode_is_null(v) ? 0 : walk_axes(w, v, &vs);
         else if (strcmp(key, "shapes") == 0)
             rc = walk_shapes(w, v, &vs);
+        else if (strcmp(key, "gguf_tensors") == 0)
+            rc = walk_gguf_tensors(w, v, &vs);
         else if (strcmp(key, "skip") == 0)
             rc = walk_skip(w, v, &vs);
         else

@@ -98,6 +98,10 @@ void hsdr_matrix_spec_free(hsdr_matrix_spec *spec)
     free(spec->shapes);
     skips_free(spec->skips, spec->nskips);
     free(spec->extras);
+    free(spec->gguf_globs);
+    for (size_t i = 0; i < spec->ngguf; i++)
+        free((char *)spec->gguf_tensors[i].name);
+    free(spec->gguf_tensors);
     free(spec);
 }
 
@@ -325,6 +329,58 @@ int mx_parse_shape_ref(const site *s, const char *text, bool allow_model, shape_
     return 0;
 }
 
+void mx_set_gguf_shapes(hsdr_matrix_spec *spec, const site *s)
+{
+    spec->gguf = true;
+    if (s->file)
+        snprintf(spec->gguf_where, sizeof spec->gguf_where, "%s:%d:%d: %s", s->file, s->line, s->col, s->path);
+    else
+        snprintf(spec->gguf_where, sizeof spec->gguf_where, "override '%s'", s->arg);
+}
+
+int mx_set_gguf_globs(hsdr_matrix_spec *spec, const site *s, const char *text, char *err, size_t errlen)
+{
+    const char *p = text;
+    for (size_t i = 0;; i++) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return mx_site_fail(err, errlen, s, "glob %zu of '%s' is empty (give globs of GGUF tensor names, e.g. "
+                                                "\"blk.0.*,output.weight\")", i + 1, text);
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    free(spec->gguf_globs);
+    spec->gguf_globs = xstrdup(text);
+    return 0;
+}
+
+const char *hsdr_matrix_gguf_globs(const hsdr_matrix_spec *spec)
+{
+    return spec->gguf_globs;
+}
+
+int hsdr_matrix_set_gguf(hsdr_matrix_spec *spec, const hsdr_matrix_tensor *t, size_t n)
+{
+    int alone = !spec->gguf;
+    if (alone) {
+        spec->gguf = true;
+        snprintf(spec->gguf_where, sizeof spec->gguf_where, "--gguf");
+        spec->K.n = 0;
+        spec->nshapes = 0;
+        spec->nextras = 0;
+    }
+    for (size_t i = 0; i < spec->ngguf; i++)
+        free((char *)spec->gguf_tensors[i].name);
+    spec->gguf_tensors = xrealloc(spec->gguf_tensors, sizeof *t * (n ? n : 1));
+    for (size_t i = 0; i < n; i++)
+        spec->gguf_tensors[i] = (hsdr_matrix_tensor){xstrdup(t[i].name), t[i].K, t[i].N};
+    spec->ngguf = n;
+    spec->gguf_set = true;
+    return alone;
+}
+
 void mx_shape_name(const shape_ref *r, char *out, size_t outlen)
 {
     snprintf(out, outlen, "%s/%s", r->model->name, r->tensor->tensor);
@@ -499,9 +555,12 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
         *(is_min ? &spec->min_reps : &spec->max_reps) = v;
         return 0;
     }
+    if (strcmp(name, "gguf_tensors") == 0)
+        return mx_set_gguf_globs(spec, &s, value, err, errlen);
     if (strcmp(name, "shapes") == 0) {
         shape_ref *refs = NULL;
         size_t n = 0, cap = 0;
+        bool gguf = false;
         if (strcmp(value, "none") != 0) {
             char *copy = xstrdup(value);
             size_t index = 0;
@@ -512,7 +571,10 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
                     *comma = '\0';
                 site is = s;
                 snprintf(is.path, sizeof is.path, "shapes[%zu]", index);
-                rc = mx_parse_shape_ref(&is, p, true, &refs, &n, &cap, err, errlen);
+                if (strcmp(p, "gguf") == 0)
+                    gguf = true;
+                else
+                    rc = mx_parse_shape_ref(&is, p, true, &refs, &n, &cap, err, errlen);
                 if (!comma)
                     break;
             }
@@ -526,6 +588,9 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
         spec->shapes = refs;
         spec->nshapes = n;
         spec->capshapes = cap;
+        spec->gguf = false;
+        if (gguf)
+            mx_set_gguf_shapes(spec, &s);
         return 0;
     }
     if (strcmp(name, "skip") == 0 || strcmp(name, "extra") == 0) {
@@ -547,6 +612,6 @@ int hsdr_matrix_override(hsdr_matrix_spec *spec, const char *assignment, char *e
                         "unknown setting '%s' (expected an axis: variants, K, N, R, cols, threads, distribution, mode, "
                         "flns; a setting: seed, warmup, repetitions.min, repetitions.max, noise_target, time_limit_s, "
                         "ceiling_interval_s, visits; "
-                        "or shapes, skip=none, extra=none)",
+                        "or shapes, gguf_tensors, skip=none, extra=none)",
                         name);
 }

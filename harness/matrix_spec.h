@@ -64,7 +64,7 @@ typedef struct {
     hsdr_mode mode;
     int F, b;
     bool has_F, has_b;
-    char shape[64];
+    char shape[HSDR_CASE_SHAPE_LEN];
 } extra_case;
 
 typedef struct {
@@ -94,6 +94,14 @@ struct hsdr_matrix_spec {
     size_t nskips, capskips;
     extra_case *extras;
     size_t nextras, capextras;
+
+    /* shapes: gguf -- the tensors of the model file given with --gguf (hsdr_matrix_set_gguf) */
+    bool gguf;                  /* the shapes name gguf */
+    char gguf_where[640];       /* where they do, for messages: "matrix.yaml:31:5: shapes[1]", "override '...'" */
+    char *gguf_globs;           /* gguf_tensors: comma-separated globs of GGUF tensor names; NULL: all */
+    bool gguf_set;              /* hsdr_matrix_set_gguf was called */
+    hsdr_matrix_tensor *gguf_tensors; /* its tensors (names owned) */
+    size_t ngguf;
 };
 
 /* A spec with the defaults of matrix.h, to be expanded against env (NULL: the registry, the CPUs here). */
@@ -116,6 +124,10 @@ typedef struct {
 
 /* "file:line:col: path: message" or "override 'ARG': path: message" into err; returns -1. */
 int mx_site_fail(char *err, size_t errlen, const site *s, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Record that the shapes name gguf, at site s. */
+void mx_set_gguf_shapes(hsdr_matrix_spec *spec, const site *s);
+/* gguf_tensors from text (comma-separated globs, none empty): 0, or -1 with a message naming s. */
+int mx_set_gguf_globs(hsdr_matrix_spec *spec, const site *s, const char *text, char *err, size_t errlen);
 /* The site of a child: parent.key or parent[i] (key NULL), at node n (NULL: the parent's position). */
 site mx_child_site(const site *parent, const struct ynode *n, const char *key, size_t index);
 

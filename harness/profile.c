@@ -11,24 +11,17 @@
 #include "inputs.h"
 #include "machine.h"
 #include "ptq1_0.h"
-#include "shapes.h"
+#include "profile_plan.h"
 #include "stats.h"
 #include "threads.h"
 #include "timing.h"
 #include "util.h"
 #include "validate.h"
 
-typedef struct {
-    const hsdr_gemv_shape *shape;
-    int layer; /* -1: head */
-    uint8_t *W;
-    hsdr_dist dist; /* the requested distribution, or gaussian where bonsai's WHT-1024 fold cannot apply */
-} gemv;
-
 /* The untimed work of a token's GEMV before its launch: fresh activations of its distribution into the shared x
  * (a device variant uploads them). */
 typedef struct {
-    const gemv *g;
+    const hsdr_profile_gemv *g;
     hsdr_rng *rng;
     float *x;
     hsdr_timing_setup *ts;
@@ -37,7 +30,7 @@ typedef struct {
 static int fresh_activations(hsdr_subject *s)
 {
     const feed *f = s->before_ctx;
-    hsdr_dist_fill(f->g->dist, f->rng, f->x, (size_t)f->g->shape->K, NULL);
+    hsdr_dist_fill(f->g->dist, f->rng, f->x, (size_t)f->g->K, NULL);
     if (f->ts->dev && f->ts->v->device->set_input(f->ts->dev, f->x, s->err, sizeof s->err) != 0)
         return -1;
     return 0;
@@ -51,76 +44,132 @@ static int selected(const hsdr_profile_options *o, const hsdr_variant *v)
     return !o->variants || hsdr_glob_list_match(o->variants, v->name);
 }
 
+/* The validation inputs: the first 256 rows of each distinct measured tensor's own weights (the head of a real model
+ * has a vocabulary of rows), activations of its distribution. *out holds n_out inputs; 0, or -1 with a message. */
+static int validation_inputs(const hsdr_profile_plan *p, uint64_t seed, hsdr_inputs **out, size_t *n_out,
+                             size_t **of_input, char *err, size_t errlen)
+{
+    *out = calloc(p->n, sizeof **out);
+    *of_input = calloc(p->n, sizeof **of_input); /* the GEMV whose weights input j holds */
+    *n_out = 0;
+    if (!*out || !*of_input)
+        return hsdr_errorf(err, errlen, "out of memory");
+    for (size_t i = 0; i < p->n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < *n_out && !seen; j++)
+            seen = strcmp(p->g[(*of_input)[j]].tensor, p->g[i].tensor) == 0;
+        if (seen)
+            continue;
+        const hsdr_profile_gemv *g = &p->g[i];
+        char why[400];
+        if (hsdr_inputs_build_from(&(*out)[*n_out], g->K, g->N < 256 ? g->N : 256, g->W, NULL, g->dist, seed, why,
+                                   sizeof why) != 0)
+            return hsdr_errorf(err, errlen, "validation inputs of %s: %s", g->name, why);
+        (*of_input)[(*n_out)++] = i;
+    }
+    return 0;
+}
+
+/* The file and the tensors of a GGUF plan: the header's lines and the JSON's "gguf" object. */
+static void describe_gguf(const hsdr_profile_plan *p, const hsdr_profile_options *o, cJSON *doc)
+{
+    printf("file: %s, data hash %016llx (FNV-1a of the whole file, as inspect's data_hash), %zu ternary tensor(s) "
+           "kept%s%s%s of %d layer(s); measured:\n",
+           p->file_base, (unsigned long long)p->file_hash, p->n_kept, o->tensors ? " by --tensors '" : "",
+           o->tensors ? o->tensors : "", o->tensors ? "'" : "", p->layers_model);
+    cJSON *go = cJSON_AddObjectToObject(doc, "gguf");
+    char hash[20];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)p->file_hash);
+    cJSON_AddStringToObject(go, "file", p->file_base);
+    cJSON_AddStringToObject(go, "data_hash", hash);
+    cJSON_AddNumberToObject(go, "file_bytes", (double)p->file.file.size);
+    if (o->tensors)
+        cJSON_AddStringToObject(go, "tensors_globs", o->tensors);
+    else
+        cJSON_AddNullToObject(go, "tensors_globs");
+    cJSON_AddNumberToObject(go, "tensors_kept", (double)p->n_kept);
+    cJSON_AddBoolToObject(go, "head", p->head);
+    cJSON_AddBoolToObject(go, "tied_head", p->tied_head);
+    cJSON_AddNumberToObject(go, "token_bytes", (double)p->token_bytes);
+    cJSON *kinds = cJSON_AddArrayToObject(go, "layer_kinds");
+    for (int k = 0; k < p->n_kinds; k++) {
+        cJSON *ko = cJSON_CreateObject();
+        cJSON_AddStringToObject(ko, "tensors", p->kinds[k].name);
+        cJSON_AddNumberToObject(ko, "layers_model", p->kinds[k].layers_model);
+        cJSON_AddNumberToObject(ko, "layers_measured", p->kinds[k].layers_measured);
+        cJSON_AddItemToArray(kinds, ko);
+    }
+    cJSON *ts = cJSON_AddArrayToObject(go, "tensors_measured");
+    for (size_t i = 0; i < p->n; i++) {
+        const hsdr_profile_gemv *g = &p->g[i];
+        char where[24] = "head";
+        if (g->layer >= 0)
+            snprintf(where, sizeof where, "layer %d", g->layer);
+        printf("  %-32s %-6s K %6d N %6d %10zu bytes as PTQ1_0  %s\n", g->name,
+               g->type == GGML_T_PQ2_0 ? "PQ2_0" : "PTQ1_0", g->K, g->N, g->bytes, where);
+        cJSON *to = cJSON_CreateObject();
+        cJSON_AddStringToObject(to, "name", g->name);
+        cJSON_AddStringToObject(to, "type", g->type == GGML_T_PQ2_0 ? "PQ2_0" : "PTQ1_0");
+        cJSON_AddNumberToObject(to, "layer", g->layer);
+        cJSON_AddNumberToObject(to, "K", g->K);
+        cJSON_AddNumberToObject(to, "N", g->N);
+        cJSON_AddItemToArray(ts, to);
+    }
+    for (int k = 0; k < p->n_kinds; k++)
+        printf("layer kind %d: %d of %d layer(s) measured: %s\n", k + 1, p->kinds[k].layers_measured,
+               p->kinds[k].layers_model, p->kinds[k].name);
+    if (p->tied_head)
+        printf("head: token_embd (no output tensor kept: tied embeddings)\n");
+}
+
 int hsdr_profile(const hsdr_profile_options *options)
 {
     hsdr_profile_options o = *options;
-    const hsdr_model *model = hsdr_model_find(o.model);
-    if (!model) {
-        fprintf(stderr, "hsdr profile: unknown model '%s'\n", o.model);
-        return HSDR_EXIT_USAGE;
-    }
-    if (o.layers > model->n_layers)
-        o.layers = model->n_layers;
-    /* the GEMVs of the measured layers (+ head) */
-    size_t ng = 0, cap = 0;
-    gemv *g = NULL;
-    size_t total_bytes = 0;
-    int max_k = 0;
-    for (int l = -1; l < o.layers; l++) {
-        const hsdr_gemv_shape *list;
-        int n;
-        if (l < 0) {
-            if (!o.head)
-                continue;
-            list = &model->head;
-            n = 1;
-        } else if (hsdr_model_layer_is_attn(model, l)) {
-            list = model->attn, n = model->n_attn;
-        } else {
-            list = model->other, n = model->n_other;
-        }
-        for (int i = 0; i < n; i++) {
-            if (ng == cap) {
-                cap = cap ? 2 * cap : 16;
-                gemv *grown = realloc(g, cap * sizeof *g);
-                if (!grown) {
-                    free(g);
-                    fprintf(stderr, "hsdr profile: out of memory\n");
-                    return HSDR_EXIT_USAGE;
-                }
-                g = grown;
-            }
-            hsdr_dist d = o.dist == HSDR_DIST_BONSAI && list[i].K % 1024 != 0 ? HSDR_DIST_GAUSSIAN : o.dist;
-            g[ng++] = (gemv){&list[i], l, NULL, d};
-            total_bytes += (size_t)list[i].N * (list[i].K / HSDR_QK) * HSDR_PTQ1_0_BYTES;
-            max_k = list[i].K > max_k ? list[i].K : max_k;
-        }
-    }
-    if (total_bytes > hsdr_timing_memory_cap()) {
-        fprintf(stderr, "hsdr profile: %d layers%s of %s need %zu bytes of weights, above the %zu-byte cap: use "
-                        "fewer --layers or --no-head\n",
-                o.layers, o.head ? " + head" : "", model->name, total_bytes, hsdr_timing_memory_cap());
-        free(g);
-        return HSDR_EXIT_USAGE;
-    }
-    int rc = HSDR_EXIT_OK;
+    hsdr_profile_plan plan;
     char err[512];
-    hsdr_rng rng;
-    hsdr_rng_seed(&rng, o.seed);
-    for (size_t i = 0; i < ng; i++) {
-        size_t nb = (size_t)g[i].shape->N * (g[i].shape->K / HSDR_QK);
-        if (!(g[i].W = malloc(nb * HSDR_PTQ1_0_BYTES))) {
-            fprintf(stderr, "hsdr profile: out of memory for %s weights\n", g[i].shape->tensor);
-            rc = HSDR_EXIT_USAGE;
-            goto out;
-        }
-        hsdr_random_ptq1_0(&rng, g[i].W, nb);
+    const int planned = o.gguf ? hsdr_profile_plan_gguf(&plan, o.gguf, o.tensors, o.layers, o.head, o.dist, err,
+                                                         sizeof err)
+                               : hsdr_profile_plan_model(&plan, o.model, o.layers, o.head, o.dist, o.seed, err,
+                                                         sizeof err);
+    if (planned != 0) {
+        fprintf(stderr, "hsdr profile: %s\n", err);
+        return HSDR_EXIT_USAGE;
     }
-    hsdr_pool *pool = hsdr_pool_create(o.threads, 1, err, sizeof err);
-    if (!pool) {
+    const hsdr_profile_gemv *g = plan.g;
+    const size_t ng = plan.n;
+    const size_t total_bytes = plan.measured_bytes;
+    int max_k = 0;
+    for (size_t i = 0; i < ng; i++)
+        max_k = g[i].K > max_k ? g[i].K : max_k;
+    int rc = HSDR_EXIT_OK;
+    hsdr_rng rng;
+    hsdr_rng_seed(&rng, o.seed ^ 0x5bd1e995u); /* the activations: not the random weights' stream */
+    hsdr_inputs *vin = NULL;
+    size_t n_vin = 0, *vin_of = NULL;
+    hsdr_weight_copies *in_place = calloc(ng, sizeof *in_place); /* per GEMV: its weights, read where they are */
+    hsdr_pool *pool = NULL;
+    cJSON *doc = NULL;
+    float *x = NULL;
+    double *token_ns = NULL, *gemv_ns = NULL;
+    hsdr_timing_setup *ts = NULL;
+    hsdr_subject *subj = NULL, **subjp = NULL;
+    hsdr_stats *st = NULL;
+    feed *feeds = NULL;
+    if (!in_place || validation_inputs(&plan, o.seed, &vin, &n_vin, &vin_of, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr profile: %s\n", in_place ? err : "out of memory");
+        rc = HSDR_EXIT_USAGE;
+        goto done;
+    }
+    for (size_t i = 0; i < ng; i++)
+        if (hsdr_weight_copies_borrow(&in_place[i], g[i].W, g[i].bytes, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr profile: %s\n", err);
+            rc = HSDR_EXIT_USAGE;
+            goto done;
+        }
+    if (!(pool = hsdr_pool_create(o.threads, 1, err, sizeof err))) {
         fprintf(stderr, "hsdr profile: %s\n", err);
         rc = HSDR_EXIT_USAGE;
-        goto out;
+        goto done;
     }
     /* the host's floor: every weight byte read once per token at the host's measured DRAM read bandwidth (device
      * variants replace it with their device's own read of the same bytes, per row) */
@@ -128,50 +177,56 @@ int hsdr_profile(const hsdr_profile_options *options)
     double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
-    int attn_layers = 0;
-    for (int l = 0; l < o.layers; l++)
-        attn_layers += hsdr_model_layer_is_attn(model, l);
     /* the whole model's floor: every layer's weights (+ the head when measured) once per token */
-    const double full_bytes =
-        (double)(hsdr_model_token_bytes(model) - (o.head ? 0 : hsdr_gemv_weight_bytes(&model->head)));
-    const double full_floor_ns = full_bytes / ceiling * 1e9;
-    printf("hsdr profile: %s, %d of %d layers%s measured (%d attention), %zu GEMVs, %.1f MB of PTQ1_0 weights per "
-           "measured token (%s the host CPU's %.0f MB last-level cache: %s there); %d token(s), %d thread(s) (%s), "
-           "activations %s\n",
-           model->name, o.layers, model->n_layers, o.head ? " + head" : "", attn_layers, ng, total_bytes / 1e6,
-           total_bytes > 4 * hsdr_machine_llc_bytes() ? "over 4x" : "not over 4x", hsdr_machine_llc_bytes() / 1e6,
-           total_bytes > 4 * hsdr_machine_llc_bytes() ? "cold" : "partly cache-resident, not cold", o.tokens,
-           o.threads, hsdr_pool_pinning(pool), hsdr_dist_name(o.dist));
-    printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV. Floor: weight bytes / the "
-           "ceiling: for host variants %.1f GB/s (the host CPU's DRAM read, %d thread(s), measured now); for device "
-           "variants the device's own streaming read of the same bytes (its own line).\n",
-           ceiling / 1e9, o.threads);
+    const double full_floor_ns = (double)plan.token_bytes / ceiling * 1e9;
+    const int cold = total_bytes > 4 * hsdr_machine_llc_bytes();
+    char kinds_measured[64] = "";
+    if (!o.gguf && plan.n_kinds == 2)
+        snprintf(kinds_measured, sizeof kinds_measured, " (%d attention)", plan.kinds[0].layers_measured);
+    printf("hsdr profile: %s, %d of %d layers%s measured%s, %zu GEMVs, %.1f MB of PTQ1_0 weights per measured token "
+           "(%s the host CPU's %.0f MB last-level cache: %s there); %d token(s), %d thread(s) (%s), activations %s\n",
+           plan.model, plan.layers_measured, plan.layers_model, o.head ? " + head" : "", kinds_measured, ng,
+           total_bytes / 1e6, cold ? "over 4x" : "not over 4x", hsdr_machine_llc_bytes() / 1e6,
+           cold ? "cold" : "partly cache-resident, not cold", o.tokens, o.threads, hsdr_pool_pinning(pool),
+           hsdr_dist_name(o.dist));
+    doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "schema", "hsdr-profile/1");
+    cJSON_AddStringToObject(doc, "model", plan.model);
+    cJSON_AddStringToObject(doc, "weights", o.gguf ? "gguf" : "random");
+    if (o.gguf)
+        describe_gguf(&plan, &o, doc);
+    printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV (tensors that share an input "
+           "each encode it). Floor: weight bytes / the ceiling: for host variants %.1f GB/s (the host CPU's DRAM read, "
+           "%d thread(s), measured now); for device variants the device's own streaming read of the same bytes (its "
+           "own line). Weights: %s.\n",
+           ceiling / 1e9, o.threads,
+           o.gguf ? "the file's tensors (PTQ1_0 read in place, PQ2_0 converted), validated on them"
+                  : "seeded random PTQ1_0");
     for (size_t i = 0; i < ng; i++)
         if (g[i].dist != o.dist) {
             printf("note: K = %d is not a multiple of 1024 (no WHT-1024 fold): those GEMVs get gaussian activations\n",
-                   g[i].shape->K);
+                   g[i].K);
             break;
         }
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "schema", "hsdr-profile/1");
-    cJSON_AddStringToObject(doc, "model", model->name);
-    cJSON_AddNumberToObject(doc, "layers_measured", o.layers);
-    cJSON_AddNumberToObject(doc, "layers_model", model->n_layers);
+    cJSON_AddNumberToObject(doc, "layers_measured", plan.layers_measured);
+    cJSON_AddNumberToObject(doc, "layers_model", plan.layers_model);
     cJSON_AddNumberToObject(doc, "tokens", o.tokens);
     cJSON_AddNumberToObject(doc, "threads", o.threads);
-    cJSON_AddBoolToObject(doc, "cold", total_bytes > 4 * hsdr_machine_llc_bytes());
+    cJSON_AddBoolToObject(doc, "cold", cold);
     cJSON_AddNumberToObject(doc, "host_ceiling_bytes_per_s", ceiling); /* each variant names its own ceiling */
     cJSON_AddItemToObject(doc, "context", hsdr_machine_context());
     cJSON *vres = cJSON_AddArrayToObject(doc, "variants");
-    float *x = malloc(sizeof(float) * (size_t)max_k);
-    double *token_ns = malloc(sizeof(double) * (size_t)o.tokens);
-    double *gemv_ns = calloc(ng, sizeof(double));
-    hsdr_timing_setup *ts = calloc(ng, sizeof *ts);
-    hsdr_subject *subj = calloc(ng, sizeof *subj), **subjp = calloc(ng, sizeof *subjp);
-    hsdr_stats *st = calloc(ng, sizeof *st);
-    feed *feeds = calloc(ng, sizeof *feeds);
-    if (!x || !token_ns || !gemv_ns || !ts || !subj || !subjp || !st || !feeds) {
+    x = malloc(sizeof(float) * (size_t)max_k);
+    token_ns = malloc(sizeof(double) * (size_t)o.tokens);
+    gemv_ns = calloc(ng, sizeof(double));
+    ts = calloc(ng, sizeof *ts);
+    subj = calloc(ng, sizeof *subj), subjp = calloc(ng, sizeof *subjp);
+    st = calloc(ng, sizeof *st);
+    feeds = calloc(ng, sizeof *feeds);
+    double *kind_ns = calloc((size_t)plan.n_kinds + 1, sizeof(double));
+    if (!x || !token_ns || !gemv_ns || !ts || !subj || !subjp || !st || !feeds || !kind_ns) {
         fprintf(stderr, "hsdr profile: out of memory\n");
+        free(kind_ns);
         rc = HSDR_EXIT_USAGE;
         goto done;
     }
@@ -183,25 +238,31 @@ int hsdr_profile(const hsdr_profile_options *options)
         const hsdr_variant *v = &hsdr_registry[vi];
         if (!selected(&o, v))
             continue;
-        /* validate first, on the first GEMV's shape (N clipped to 256 rows) */
-        hsdr_validation val;
-        hsdr_validate_sample(v, g[0].shape->K, g[0].shape->N, g[0].dist, o.seed, 8, 12, &val);
-        hsdr_case c = {.variant = v, .R = 1, .dist = g[0].dist, .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
+        /* validate first, on every distinct measured tensor's own weights (N clipped to 256 rows) */
+        hsdr_validation val = {.passed = true};
+        const char *failed_on = NULL;
+        for (size_t j = 0; j < n_vin && val.passed; j++) {
+            const hsdr_inputs *in = &vin[j];
+            hsdr_case c = {.variant = v, .K = in->K, .N = in->N, .R = 1, .threads = 1, .dist = in->dist,
+                           .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
+            hsdr_validate(&c, in, &val);
+            failed_on = g[vin_of[j]].name;
+        }
         if (!val.passed) {
-            printf("%-14s FAILED VALIDATION (not timed): %s\n", v->name, val.detail);
+            printf("%-14s FAILED VALIDATION (not timed) on %s: %s\n", v->name, failed_on, val.detail);
             rc = HSDR_EXIT_FAIL;
             continue;
         }
         double convert_ns = 0.0;
         int ok = 1;
         for (size_t i = 0; i < ng && ok; i++) {
-            hsdr_inputs wi = {.K = g[i].shape->K, .N = g[i].shape->N, .W = g[i].W, .x = x,
-                              .weight_bytes = (size_t)g[i].shape->N * (g[i].shape->K / HSDR_QK) * 28};
-            hsdr_case ci = c;
-            ci.K = wi.K, ci.N = wi.N, ci.threads = o.threads;
-            /* one copy per GEMV: a token visits every GEMV's weights once, in model order */
-            if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, v->device ? NULL : pool, NULL,
-                                         err, sizeof err) != 0) {
+            hsdr_inputs wi = {.K = g[i].K, .N = g[i].N, .W = (uint8_t *)g[i].W, .x = x, .weight_bytes = g[i].bytes};
+            hsdr_case ci = {.variant = v, .K = wi.K, .N = wi.N, .R = 1, .threads = o.threads, .dist = g[i].dist,
+                            .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
+            /* one setup per GEMV: a token visits every GEMV's weights once, in model order; a variant that reads
+             * PTQ1_0 as stored reads them in place (the mapped file's bytes), a converting one its own copy */
+            if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, v->device ? NULL : pool,
+                                         &in_place[i], err, sizeof err) != 0) {
                 printf("%-14s ERROR: %s\n", v->name, err);
                 ok = 0;
                 for (size_t j = 0; j < i; j++)
@@ -280,22 +341,19 @@ int hsdr_profile(const hsdr_profile_options *options)
         }
         qsort(token_ns, (size_t)o.tokens, sizeof(double), hsdr_cmp_double);
         double med = token_ns[o.tokens / 2];
-        /* extrapolation to the whole model: mean time of each layer kind, times the model's count of that kind */
-        double attn_sum = 0, other_sum = 0, head_ns = 0;
-        for (size_t i = 0; i < ng; i++) {
-            double per_token = gemv_ns[i] / o.tokens;
-            if (g[i].layer < 0)
-                head_ns = per_token;
-            else if (hsdr_model_layer_is_attn(model, g[i].layer))
-                attn_sum += per_token;
-            else
-                other_sum += per_token;
+        /* extrapolation to the whole model: the head as measured, plus each layer kind's mean time per measured
+         * layer times the model's count of that kind (kind_ns[0]: the head) */
+        memset(kind_ns, 0, sizeof(double) * ((size_t)plan.n_kinds + 1));
+        for (size_t i = 0; i < ng; i++)
+            kind_ns[g[i].kind + 1] += gemv_ns[i] / o.tokens;
+        double full_ns = kind_ns[0];
+        for (int k = 0; k < plan.n_kinds; k++) {
+            const hsdr_profile_kind *pk = &plan.kinds[k];
+            if (pk->layers_measured > 0)
+                full_ns += kind_ns[k + 1] / pk->layers_measured * pk->layers_model;
+            else if (pk->layers_model > 0)
+                full_ns = NAN; /* a kind none of whose layers was measured */
         }
-        int other_layers = o.layers - attn_layers, model_attn = hsdr_model_attn_layers(model);
-        double full_ns = NAN;
-        if ((attn_layers > 0 || model_attn == 0) && (other_layers > 0 || model->n_layers == model_attn))
-            full_ns = head_ns + (attn_layers ? attn_sum / attn_layers * model_attn : 0) +
-                      (other_layers ? other_sum / other_layers * (model->n_layers - model_attn) : 0);
         if (v->device && !isnan(full_ns) && device_sum > 0)
             full_ns *= med / device_sum; /* separate launches scaled to the graph's token time */
         double floor_ns = (double)total_bytes / ceiling_v * 1e9;
@@ -329,10 +387,12 @@ int hsdr_profile(const hsdr_profile_options *options)
         cJSON *br = cJSON_AddArrayToObject(vo, "per_gemv");
         for (size_t i = 0; i < ng; i++) {
             cJSON *go = cJSON_CreateObject();
-            cJSON_AddStringToObject(go, "tensor", g[i].shape->tensor);
+            cJSON_AddStringToObject(go, "tensor", g[i].tensor);
+            if (o.gguf)
+                cJSON_AddStringToObject(go, "name", g[i].name);
             cJSON_AddNumberToObject(go, "layer", g[i].layer);
-            cJSON_AddNumberToObject(go, "K", g[i].shape->K);
-            cJSON_AddNumberToObject(go, "N", g[i].shape->N);
+            cJSON_AddNumberToObject(go, "K", g[i].K);
+            cJSON_AddNumberToObject(go, "N", g[i].N);
             cJSON_AddNumberToObject(go, "mean_ns", gemv_ns[i] / o.tokens);
             cJSON_AddItemToArray(br, go);
             hsdr_timing_setup_free(&ts[i]);
@@ -343,21 +403,22 @@ int hsdr_profile(const hsdr_profile_options *options)
         for (size_t i = 0; i < ng; i++) {
             int first = 1;
             for (size_t j = 0; j < i; j++)
-                first &= strcmp(g[j].shape->tensor, g[i].shape->tensor) != 0;
+                first &= strcmp(g[j].tensor, g[i].tensor) != 0;
             if (!first)
                 continue;
             double s = 0;
             for (size_t j = i; j < ng; j++)
-                if (strcmp(g[j].shape->tensor, g[i].shape->tensor) == 0)
+                if (strcmp(g[j].tensor, g[i].tensor) == 0)
                     s += gemv_ns[j] / o.tokens;
             /* a device: shares of the separately launched GEMVs (the graph overlaps their launches) */
-            printf(" %s %.1f%%", g[i].shape->tensor, 100.0 * s / (v->device ? device_sum : med));
+            printf(" %s %.1f%%", g[i].tensor, 100.0 * s / (v->device ? device_sum : med));
         }
         printf("\n");
     }
+    free(kind_ns);
     printf("* full ms: the whole %d-layer model%s extrapolated from the measured layers' mean per layer kind (needs "
            "at least one layer of each kind).\n",
-           model->n_layers, o.head ? " with head" : "");
+           plan.layers_model, o.head ? " with head" : "");
     if (device_l2 && !host_profiled) /* device variants only: cold means the token's bytes exceed 3x its L2 */
         cJSON_ReplaceItemInObject(doc, "cold", cJSON_CreateBool(total_bytes > 3 * device_l2));
     if (o.json_path) {
@@ -382,9 +443,13 @@ done:
     free(feeds);
     cJSON_Delete(doc);
     hsdr_pool_destroy(pool);
-out:
-    for (size_t i = 0; i < ng; i++)
-        free(g[i].W);
-    free(g);
+    for (size_t j = 0; vin && j < n_vin; j++)
+        hsdr_inputs_free(&vin[j]);
+    free(vin);
+    free(vin_of);
+    for (size_t i = 0; in_place && i < ng; i++)
+        hsdr_weight_copies_free(&in_place[i]);
+    free(in_place);
+    hsdr_profile_plan_free(&plan);
     return rc;
 }

@@ -13,7 +13,9 @@
 #include "bandwidth.h"
 #include "breakeven.h"
 #include "case.h"
+#include "gguf_model.h"
 #include "inputs.h"
+#include "inspect.h"
 #include "machine.h"
 #include "matrix.h"
 #include "ptq1_0.h"
@@ -46,7 +48,38 @@ static void add_nullable(cJSON *o, const char *name, double v)
         cJSON_AddNumberToObject(o, name, v);
 }
 
-static cJSON *case_row(const hsdr_case *c, const char *key)
+/* The tensor of a case whose shape is "gguf:NAME" (its index in rs->model), or -1. */
+static long gguf_index(const run_state *rs, const hsdr_case *c)
+{
+    if (!rs->model || strncmp(c->shape, "gguf:", 5) != 0)
+        return -1;
+    const hsdr_gguf_gemv *g = hsdr_gguf_model_find(rs->model, c->shape + 5);
+    return g ? (long)(g - rs->model->gemv) : -1;
+}
+
+/* The data_hash of tensor i of the model as stored in the file (computed once). */
+static const char *gguf_hash(const run_state *rs, long i)
+{
+    char *h = rs->gguf_hash[i];
+    if (!h[0]) {
+        const char *name = rs->model->gemv[i].name;
+        for (uint64_t k = 0; k < rs->model->file.n_tensors; k++) {
+            const gguf_tensor *t = &rs->model->file.tensors[k];
+            if (gguf_str_eq(t->name, name))
+                snprintf(h, 17, "%016llx", (unsigned long long)hsdr_inspect_hash(t->data, t->bytes));
+        }
+    }
+    return h;
+}
+
+/* The base name of a path. */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static cJSON *case_row(const run_state *rs, const hsdr_case *c, const char *key)
 {
     cJSON *row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "schema", HSDR_RESULTS_SCHEMA);
@@ -66,6 +99,15 @@ static cJSON *case_row(const hsdr_case *c, const char *key)
         cJSON_AddNumberToObject(row, "flns_b", c->flns_b);
     }
     cJSON_AddStringToObject(row, "shape", c->shape);
+    const long gi = gguf_index(rs, c);
+    if (gi >= 0) {
+        cJSON_AddStringToObject(row, "gguf_file", base_name(rs->model->path));
+        cJSON_AddStringToObject(row, "gguf_data_hash", gguf_hash(rs, gi));
+        if (rs->acts) {
+            cJSON_AddStringToObject(row, "activations", rs->acts->path);
+            cJSON_AddNumberToObject(row, "token", rs->opt->token);
+        }
+    }
     cJSON_AddNumberToObject(row, "seed", (double)c->seed);
     cJSON_AddNumberToObject(row, "weight_bytes", (double)((size_t)c->N * (c->K / HSDR_QK) * HSDR_PTQ1_0_BYTES));
     return row;
@@ -454,7 +496,7 @@ static void config_open(run_state *rs, configuration *cf)
         x->c = rs->m->cases[cf->idx[i]];
         x->index = cf->idx[i];
         hsdr_case_key(&x->c, x->key, sizeof x->key);
-        x->row = case_row(&x->c, x->key);
+        x->row = case_row(rs, &x->c, x->key);
         hsdr_validation val;
         hsdr_validate(&x->c, in, &val);
         cJSON *vo = cJSON_AddObjectToObject(x->row, "validation");
@@ -613,7 +655,7 @@ static void config_close(run_state *rs, configuration *cf, cJSON **rows)
             const hsdr_case *c = &rs->m->cases[cf->idx[i]];
             char key[256], line[768];
             hsdr_case_key(c, key, sizeof key);
-            rows[cf->idx[i]] = case_row(c, key);
+            rows[cf->idx[i]] = case_row(rs, c, key);
             set_error(rows[cf->idx[i]], cf->in->ok ? "out of memory" : cf->in->err, line, sizeof line);
             if (!rs->opt->quiet)
                 printf("[%zu/%zu %.0fs] %s: %s\n", cf->idx[i] + 1, rs->m->ncases,
@@ -653,6 +695,31 @@ typedef struct {
     int out_of_memory; /* the run ends at the pass boundary, as when stopped */
 } flight;
 
+/* The inputs of case c: for a shape "gguf:NAME" the tensor's weights (a shape of a tensor the model does not hold is
+ * an error: the matrix and the file disagree), else random ones; the activations drawn from c's distribution. */
+static int case_inputs(const run_state *rs, const hsdr_case *c, hsdr_inputs *in, char *err, size_t errlen)
+{
+    if (strncmp(c->shape, "gguf:", 5) != 0)
+        return hsdr_inputs_build(in, c->K, c->N, c->dist, c->seed, err, errlen);
+    const long gi = gguf_index(rs, c);
+    if (gi < 0)
+        return hsdr_errorf(err, errlen, "shape %s: %s", c->shape,
+                           rs->model ? "no such ternary tensor in the --gguf file" : "needs --gguf FILE");
+    const hsdr_gguf_gemv *g = &rs->model->gemv[gi];
+    if (g->K != c->K || g->N != c->N)
+        return hsdr_errorf(err, errlen, "shape %s: the case has K=%d N=%d, the tensor is %dx%d", c->shape, c->K, c->N,
+                           g->K, g->N);
+    const float *x = NULL;
+    if (rs->acts) {
+        const hsdr_act_set *s = hsdr_activations_find(rs->acts, g->name);
+        if (!s || s->K != g->K || rs->opt->token >= s->T) /* checked before the run (hsdr_run_check_activations) */
+            return hsdr_errorf(err, errlen, "shape %s: no activation of token %d and width %d", c->shape,
+                               rs->opt->token, g->K);
+        x = s->x + (size_t)rs->opt->token * (size_t)s->K;
+    }
+    return hsdr_inputs_build_from(in, c->K, c->N, g->W, x, c->dist, c->seed, err, errlen);
+}
+
 /* Open the configuration of the next case not done (the consecutive cases that share inputs, threads and mode: the
  * expansion's order), on inputs shared with a configuration in flight that draws the same ones. NULL when no case
  * is left, or out of memory (said). */
@@ -685,8 +752,7 @@ static configuration *config_next(run_state *rs, cJSON **rows, flight *f)
             snprintf(cf->in->err, sizeof cf->in->err, "refused: inputs need %zu bytes, above the %zu-byte cap",
                      hsdr_inputs_bytes(c->K, c->N), hsdr_timing_memory_cap());
         else
-            cf->in->ok = hsdr_inputs_build(&cf->in->in, c->K, c->N, c->dist, c->seed, cf->in->err,
-                                           sizeof cf->in->err) == 0;
+            cf->in->ok = case_inputs(rs, c, &cf->in->in, cf->in->err, sizeof cf->in->err) == 0;
     }
     if (!cf->in) {
         fprintf(stderr, "hsdr run: out of memory\n");

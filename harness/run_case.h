@@ -10,6 +10,8 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
+#include "activations.h"
+#include "gguf_model.h"
 #include "matrix.h"
 #include "threads.h"
 
@@ -22,6 +24,9 @@ typedef struct {
     int nsets;
     enum stage_timing stages;
     int dry_run, quiet, resume;
+    const char *gguf;        /* --gguf FILE, or NULL */
+    const char *activations; /* --activations DIR, or NULL */
+    int token;               /* --token T: the row of each activation set the gguf cases use */
 } run_options;
 
 /* Thread pools: one per thread count, created on first use, pinned. */
@@ -32,6 +37,12 @@ typedef struct {
 typedef struct {
     const hsdr_matrix *m;
     const run_options *opt;
+    /* --gguf: the weights of the cases whose shape is "gguf:NAME" (NULL: none); gguf_hash[i] the data_hash of
+     * model->gemv[i]'s stored bytes, "" until first needed */
+    const hsdr_gguf_model *model;
+    char (*gguf_hash)[17];
+    /* --activations: the inputs of the gguf cases (token opt->token of the set feeding each tensor); NULL: drawn */
+    const hsdr_activations *acts;
     pools pools;
     cJSON *context;
     double t_start; /* hsdr_now_ns() when the cases started */

@@ -137,6 +137,12 @@ cJSON *hsdr_run_settings(const hsdr_matrix *m, const run_options *opt)
     cJSON_AddNumberToObject(o, "ceiling_interval_s", m->ceiling_interval_s);
     cJSON_AddNumberToObject(o, "visits", m->visits);
     cJSON_AddStringToObject(o, "stages", stage_timing_name(opt->stages));
+    if (opt->gguf)
+        cJSON_AddStringToObject(o, "gguf", opt->gguf);
+    if (opt->activations) {
+        cJSON_AddStringToObject(o, "activations", opt->activations);
+        cJSON_AddNumberToObject(o, "token", opt->token);
+    }
     return o;
 }
 

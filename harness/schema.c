@@ -44,7 +44,15 @@ static const hsdr_field fields[] = {
                                 "than 4x the last-level cache; devices: 3x the L2)"},
     {"flns_F", I, "", OPT, CSV, "fLNS fraction bits (variants that use them)"},
     {"flns_b", I, "", OPT, CSV, "fLNS table width (variants that use them)"},
-    {"shape", S, "", ALWAYS, CSV, "\"model/tensor\" for model-shape cases, else \"\""},
+    {"shape", S, "", ALWAYS, CSV, "\"model/tensor\" for model-shape cases, \"gguf:TENSOR\" for a tensor of the --gguf "
+                                  "file, else \"\""},
+    {"gguf_file", S, "", OPT, CSV | V2, "shape \"gguf:TENSOR\": base name of the model file (run --gguf) the weights "
+                                       "come from"},
+    {"gguf_data_hash", S, "", OPT, CSV | V2, "shape \"gguf:TENSOR\": the tensor's bytes as stored, FNV-1a 64 (hsdr "
+                                            "inspect's data_hash, 16 hex digits)"},
+    {"activations", S, "", OPT, CSV | V2, "shape \"gguf:TENSOR\" with run --activations: the activation directory (or "
+                                         ".npy file) the case's x comes from (its distribution then unused)"},
+    {"token", I, "", OPT, CSV | V2, "with activations: the token (row of the tensor's set) that is x"},
     {"seed", I, "", ALWAYS, CSV, "input seed (weights and activations; independent of variant and order)"},
     {"status", S, "", ALWAYS, CSV, "ok | failed (validation failed: never timed) | error (could not run)"},
     {"validation", O, "", OPT, 0, "the check against the reference before timing (absent when the inputs failed)"},

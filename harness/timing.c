@@ -223,6 +223,17 @@ int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t b
     return 0;
 }
 
+int hsdr_weight_copies_borrow(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, char *err, size_t errlen)
+{
+    memset(wc, 0, sizeof *wc);
+    if (!(wc->copies = calloc(1, sizeof(void *))))
+        return hsdr_errorf(err, errlen, "out of memory");
+    wc->copies[0] = (void *)W; /* block stays NULL: nothing of ours to free but the index */
+    wc->bytes = bytes;
+    wc->rot.n = 1;
+    return 0;
+}
+
 void hsdr_weight_copies_free(hsdr_weight_copies *wc)
 {
     free(wc->copies);

@@ -89,6 +89,9 @@ typedef struct {
 } hsdr_weight_copies;
 int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, hsdr_mode mode, char *err,
                               size_t errlen);
+/* One copy that is the caller's bytes, read in place (hot; nothing copied, W must outlive wc): a mapped model file's
+ * tensor. 0, or -1 when out of memory. hsdr_weight_copies_free leaves W alone. */
+int hsdr_weight_copies_borrow(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, char *err, size_t errlen);
 void hsdr_weight_copies_free(hsdr_weight_copies *wc);
 
 typedef struct {

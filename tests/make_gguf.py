@@ -9,6 +9,9 @@
                                        the .expect.json holds what `hsdr inspect --json` must report, computed here
       tiny.gguf + tiny.expect.json     the same kind of file, a few hundred bytes (the fuzz target's seed)
       bad-*.gguf                       hostile files, each refused with exit 2 (tests/gguf.cmake: offset + field)
+      pq2-code3.gguf                   well-formed, but its PQ2_0 tensor blk.0.ffn_down.weight holds a code 3 (+2, not
+                                       ternary) in block 3 (row 1, block 1 of the row), weight 5: the commands on
+                                       real weights refuse it (tests/gguf_model.cmake), inspect counts it
   make_gguf.py check DIR    the files of DIR are byte for byte what `write` produces today
   make_gguf.py compare HSDR DIR   runs HSDR inspect --json on DIR/model.gguf and DIR/tiny.gguf and compares every
                                   field of the .expect.json (metadata values, each tensor's type, shape, bytes,
@@ -294,12 +297,24 @@ def hostile():
     return out
 
 
+def pq2_code3():
+    """A small model whose PQ2_0 tensor carries one code 3: block 3, weight 5."""
+    rng = random.Random(3)
+    gate, _ = quantize(gauss_rows(rng, 2, 128), T_PTQ1_0)
+    down = bytearray(quantize(gauss_rows(rng, 2, 256), T_PQ2_0)[0])
+    down[3 * 34 + 2 + 5 // 4] |= 3 << (2 * (5 % 4))
+    kvs = [("general.architecture", STRING, "qwen3"), ("general.alignment", U32, 32)]
+    return build(kvs, [("blk.0.ffn_gate.weight", [128, 2], T_PTQ1_0, gate),
+                       ("blk.0.ffn_down.weight", [256, 2], T_PQ2_0, bytes(down))])
+
+
 def files():
     m, me, _, _ = model(128, 256, 32, 2, 20261221, "Synthetic-Ternary-2L")
     t, te, _, _ = tiny()
     out = {"model.gguf": m, "model.expect.json": (json.dumps(me, indent=1) + "\n").encode(),
            "tiny.gguf": t, "tiny.expect.json": (json.dumps(te, indent=1) + "\n").encode()}
     out.update(hostile())
+    out["pq2-code3.gguf"] = pq2_code3()
     return out
 
 

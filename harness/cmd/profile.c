@@ -1,5 +1,6 @@
 /* `hsdr profile`: its options (getopt_long, cli.h), then the profile (profile.h). Depends on cli.h, profile.h,
- * shapes.h (the model names), machine.h (--threads cores) and inputs.h (--dist). */
+ * shapes.h (the model names), machine.h (--threads cores) and inputs.h (--dist). --model and --gguf exclude each
+ * other; --tensors needs --gguf. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 static int parse(int argc, char **argv, hsdr_profile_options *o)
 {
     static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
+                                             {"gguf", required_argument, NULL, 'g'},
+                                             {"tensors", required_argument, NULL, 'n'},
                                              {"variants", required_argument, NULL, 'V'},
                                              {"json", required_argument, NULL, 'j'},
                                              {"dist", required_argument, NULL, 'd'},
@@ -27,7 +30,7 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     *o = (hsdr_profile_options){
-        .tokens = 128, .layers = 4, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
+        .tokens = 128, .layers = 0, .threads = 1, .head = 1, .dist = HSDR_DIST_BONSAI, .seed = 1};
     optind = 0;
     for (int c; (c = hsdr_getopt("profile", argc, argv, ":h", longopts)) != -1;) {
         const char *v = optarg;
@@ -35,6 +38,10 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
             o->head = 0;
         } else if (c == 'm') {
             o->model = v;
+        } else if (c == 'g') {
+            o->gguf = v;
+        } else if (c == 'n') {
+            o->tensors = v;
         } else if (c == 'V') {
             o->variants = v;
         } else if (c == 'j') {
@@ -70,13 +77,21 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
         fprintf(stderr, "hsdr profile: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    if (!o->model) {
+    if (o->model && o->gguf) {
+        fprintf(stderr, "hsdr profile: give --model or --gguf, not both (the shapes come from one of them)\n");
+        return -1;
+    }
+    if (o->tensors && !o->gguf) {
+        fprintf(stderr, "hsdr profile: --tensors selects tensors of a --gguf file; no --gguf given\n");
+        return -1;
+    }
+    if (!o->model && !o->gguf) {
         size_t n;
         const hsdr_model *ms = hsdr_models(&n);
         fprintf(stderr, "hsdr profile: --model is required (");
         for (size_t i = 0; i < n; i++)
             fprintf(stderr, "%s%s", i ? ", " : "", ms[i].name);
-        fprintf(stderr, ")\n");
+        fprintf(stderr, "), or --gguf FILE\n");
         return -1;
     }
     return 0;

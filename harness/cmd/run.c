@@ -11,6 +11,7 @@
 #include "case.h"
 #include "cli.h"
 #include "commands.h"
+#include "gguf_model.h"
 #include "machine.h"
 #include "matrix.h"
 #include "results.h"
@@ -28,12 +29,16 @@ static int parse_args(int argc, char **argv, run_options *o)
                                              {"set", required_argument, NULL, 's'},
                                              {"stages", required_argument, NULL, 't'},
                                              {"dry-run", no_argument, NULL, 'n'},
+                                             {"gguf", required_argument, NULL, 'g'},
+                                             {"activations", required_argument, NULL, 'a'},
+                                             {"token", required_argument, NULL, 'T'},
                                              {"quiet", no_argument, NULL, 'q'},
                                              {"resume", no_argument, NULL, 'r'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     static const char *sets[64];
     *o = (run_options){.matrix_path = NULL, .out_dir = "results/latest", .shard_i = 0, .shard_n = 1, .sets = sets};
+    int have_token = 0;
     optind = 0;
     for (int c; (c = hsdr_getopt("run", argc, argv, ":h", longopts)) != -1;) {
         if (c == 'f') {
@@ -69,6 +74,16 @@ static int parse_args(int argc, char **argv, run_options *o)
             }
         } else if (c == 'n') {
             o->dry_run = 1;
+        } else if (c == 'g') {
+            o->gguf = optarg;
+        } else if (c == 'a') {
+            o->activations = optarg;
+        } else if (c == 'T') {
+            long t;
+            if (hsdr_parse_long("--token", optarg, 0, 1L << 30, &t) != 0)
+                return -1;
+            o->token = (int)t;
+            have_token = 1;
         } else if (c == 'q') {
             o->quiet = 1;
         } else if (c == 'r') {
@@ -77,11 +92,67 @@ static int parse_args(int argc, char **argv, run_options *o)
             return c == HSDR_GETOPT_HELP ? 1 : -1;
         }
     }
+    if (o->activations && !o->gguf) {
+        fprintf(stderr, "hsdr run: --activations feeds the tensors of a model file: give --gguf FILE too\n");
+        return -1;
+    }
+    if (have_token && !o->activations) {
+        fprintf(stderr, "hsdr run: --token picks a row of the --activations sets: give --activations DIR too\n");
+        return -1;
+    }
     if (argc - optind > 1) {
         fprintf(stderr, "hsdr run: more than one matrix given ('%s', '%s')\n", argv[optind], argv[optind + 1]);
         return -1;
     }
     o->matrix_path = optind < argc ? argv[optind] : "matrix.yaml";
+    return 0;
+}
+
+/* --gguf: open the model file with the matrix's gguf_tensors and hand its tensors to the matrix. 0, or -1 (said). */
+static int open_gguf(const run_options *o, hsdr_matrix_spec *spec, hsdr_gguf_model *model)
+{
+    char err[1024];
+    if (hsdr_gguf_model_open(model, o->gguf, hsdr_matrix_gguf_globs(spec), err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr run: --gguf: %s\n", err);
+        return -1;
+    }
+    hsdr_matrix_tensor *t = malloc(sizeof *t * model->n);
+    if (!t) {
+        fprintf(stderr, "hsdr run: out of memory\n");
+        hsdr_gguf_model_close(model);
+        return -1;
+    }
+    for (size_t i = 0; i < model->n; i++)
+        t[i] = (hsdr_matrix_tensor){model->gemv[i].name, model->gemv[i].K, model->gemv[i].N};
+    if (hsdr_matrix_set_gguf(spec, t, model->n))
+        printf("hsdr run --gguf: the matrix's shapes do not name gguf: its K x N grid, model shapes and extra cases "
+               "are left out, the cases are the file's %zu tensors\n", model->n);
+    free(t);
+    return 0;
+}
+
+/* --activations: every kept tensor of the model has a set of its width with a row for --token. 0, or -1 (said). */
+static int check_activations(const run_options *o, const hsdr_gguf_model *model, const hsdr_activations *acts)
+{
+    for (size_t i = 0; i < model->n; i++) {
+        const hsdr_gguf_gemv *g = &model->gemv[i];
+        const hsdr_act_set *s = hsdr_activations_find(acts, g->name);
+        if (!s) {
+            fprintf(stderr, "hsdr run: --activations %s: no set feeds tensor %s (expected %s.npy; narrow the "
+                    "tensors with gguf_tensors)\n", acts->path, g->name, g->name);
+            return -1;
+        }
+        if (s->K != g->K) {
+            fprintf(stderr, "hsdr run: --activations %s: tensor %s: %s has width K = %d, the tensor's ne0 is %d\n",
+                    acts->path, g->name, s->path, s->K, g->K);
+            return -1;
+        }
+        if (o->token >= s->T) {
+            fprintf(stderr, "hsdr run: --activations %s: tensor %s: --token %d, but %s holds %d tokens\n", acts->path,
+                    g->name, o->token, s->path, s->T);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -114,6 +185,7 @@ int hsdr_cmd_run(int argc, char **argv)
         return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     char err[1024];
     hsdr_matrix_spec *spec = NULL;
+    int rc = 0;
     if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         return HSDR_EXIT_USAGE;
@@ -124,11 +196,33 @@ int hsdr_cmd_run(int argc, char **argv)
             hsdr_matrix_spec_free(spec);
             return HSDR_EXIT_USAGE;
         }
+    hsdr_gguf_model model = {0};
+    if (opt.gguf && open_gguf(&opt, spec, &model) != 0) {
+        hsdr_matrix_spec_free(spec);
+        return HSDR_EXIT_USAGE;
+    }
+    hsdr_activations acts = {0};
+    if (opt.activations) {
+        if (hsdr_activations_open(&acts, opt.activations, err, sizeof err) != 0) {
+            fprintf(stderr, "hsdr run: --activations: %s\n", err);
+            rc = -1;
+        } else {
+            rc = check_activations(&opt, &model, &acts);
+        }
+        if (rc != 0) {
+            hsdr_activations_close(&acts);
+            hsdr_gguf_model_close(&model);
+            hsdr_matrix_spec_free(spec);
+            return HSDR_EXIT_USAGE;
+        }
+    }
     hsdr_matrix m;
-    int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
+    rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
     hsdr_matrix_spec_free(spec);
     if (rc != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
+        hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     size_t expanded = m.ncases;
@@ -138,6 +232,8 @@ int hsdr_cmd_run(int argc, char **argv)
     if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     hsdr_run_print_plan(&m, &opt, expanded, filtered);
@@ -149,6 +245,8 @@ int hsdr_cmd_run(int argc, char **argv)
         free(rows);
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     size_t nkept = 0;
@@ -158,6 +256,8 @@ int hsdr_cmd_run(int argc, char **argv)
             free(rows);
             cJSON_Delete(settings);
             hsdr_matrix_free(&m);
+            hsdr_gguf_model_close(&model);
+            hsdr_activations_close(&acts);
             return HSDR_EXIT_USAGE;
         }
         if (!kept_from[0])
@@ -180,9 +280,14 @@ int hsdr_cmd_run(int argc, char **argv)
         free(rows);
         cJSON_Delete(settings);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_OK;
     }
-    run_state rs = {.m = &m, .opt = &opt};
+    run_state rs = {.m = &m, .opt = &opt, .model = opt.gguf ? &model : NULL,
+                     .acts = opt.activations ? &acts : NULL};
+    char(*hashes)[17] = calloc(model.n ? model.n : 1, sizeof *hashes);
+    rs.gguf_hash = hashes;
     memset(&rs.pools, 0, sizeof rs.pools);
     rs.context = hsdr_machine_context();
     cJSON_AddStringToObject(rs.context, "matrix", m.source);
@@ -191,6 +296,12 @@ int hsdr_cmd_run(int argc, char **argv)
     snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
     cJSON_AddStringToObject(rs.context, "shard", shard);
     cJSON_AddItemToObject(rs.context, "settings", settings);
+    if (opt.gguf) {
+        cJSON *g = cJSON_AddObjectToObject(rs.context, "gguf");
+        cJSON_AddStringToObject(g, "path", model.path);
+        cJSON_AddNumberToObject(g, "tensors", (double)model.n);
+        cJSON_AddNumberToObject(g, "layers", model.n_layers);
+    }
     hsdr_partial *partial = hsdr_run_journal_open(&opt, rows, m.ncases, nkept, err, sizeof err);
     if (!partial) {
         fprintf(stderr, "hsdr run: %s\n", err);
@@ -198,7 +309,10 @@ int hsdr_cmd_run(int argc, char **argv)
             cJSON_Delete(rows[i]);
         free(rows);
         cJSON_Delete(rs.context);
+        free(hashes);
         hsdr_matrix_free(&m);
+        hsdr_gguf_model_close(&model);
+        hsdr_activations_close(&acts);
         return HSDR_EXIT_USAGE;
     }
     hsdr_stop_handlers handlers;
@@ -238,7 +352,10 @@ int hsdr_cmd_run(int argc, char **argv)
     cJSON_Delete(be);
     cJSON_Delete(rs.context);
     hsdr_run_pools_free(&rs.pools);
+    free(hashes);
     hsdr_matrix_free(&m);
+    hsdr_gguf_model_close(&model);
+    hsdr_activations_close(&acts);
     if (rc == HSDR_EXIT_OK && (failed || errors))
         rc = HSDR_EXIT_FAIL;
     return rc;
