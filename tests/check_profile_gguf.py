@@ -4,9 +4,12 @@ field against what this script derives on its own (standard library only): the f
 whole file (harness/inspect.h's definition), the ternary tensors in forward order from `hsdr inspect --json` (by
 layer, then file order, the tensors outside the layers last), their PTQ1_0 bytes, the layer kinds, the per-GEMV
 breakdown of every variant and the full-model extrapolation (head + each kind's mean per measured layer x its layers).
-Three runs: every layer; --layers 1 (one layer extrapolated); --tensors 'blk.*.ffn_*' --no-head."""
+Runs: every layer; --layers 1 (one layer extrapolated); --tensors 'blk.*.ffn_*' --no-head; and on two files written
+here from make_gguf.py's tiny model under a printed seed: a tied head (token_embd PTQ1_0, no output.weight), with and
+without --no-head; two layer kinds (the full model null when --layers 1 leaves a kind unmeasured)."""
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -66,12 +69,15 @@ def check(hsdr, path, out_dir, name, extra, keep, layers_measured, head):
     doc, text = run(hsdr, path, os.path.join(out_dir, f"profile-{name}.json"), extra)
     layers = sorted({t["layer"] for t in tensors if t["layer"] >= 0})
     measured_layers = layers[:layers_measured]
-    measured = [t for t in tensors if t["layer"] in measured_layers] + \
-               ([t for t in tensors if t["layer"] < 0] if head else [])
+    # the head: the tensors outside the layers; token_embd (a row lookup) only when there is no other (tied)
+    heads = [t for t in tensors if t["layer"] < 0 and t["short"] != "token_embd"] or \
+        [t for t in tensors if t["layer"] < 0]
+    tied = any(t["short"] == "token_embd" for t in heads) and head
+    measured = [t for t in tensors if t["layer"] in measured_layers] + (heads if head else [])
+
     def ptq(t):
         return t["N"] * (t["K"] // 128) * 28
-    token_bytes = sum(ptq(t) for t in tensors if t["layer"] >= 0) + \
-        (sum(ptq(t) for t in tensors if t["layer"] < 0) if head else 0)
+    token_bytes = sum(ptq(t) for t in tensors if t["layer"] >= 0) + (sum(ptq(t) for t in heads) if head else 0)
     kinds = {}
     for layer in layers:
         sig = ",".join(t["short"] for t in tensors if t["layer"] == layer)
@@ -88,7 +94,7 @@ def check(hsdr, path, out_dir, name, extra, keep, layers_measured, head):
     expect(g["file"] == base and g["data_hash"] == want_hash and g["file_bytes"] == len(data),
            f"{name}: file {g['file']} {g['data_hash']} (want {want_hash}) {g['file_bytes']}")
     expect(want_hash in text and base in text, f"{name}: the header lacks the file and its hash")
-    expect(g["tensors_kept"] == len(tensors) and g["head"] == head and g["tied_head"] is False,
+    expect(g["tensors_kept"] == len(tensors) and g["head"] == head and g["tied_head"] == tied,
            f"{name}: kept {g['tensors_kept']} head {g['head']}")
     expect(g["token_bytes"] == token_bytes, f"{name}: token_bytes {g['token_bytes']}, want {token_bytes}")
     expect(g["layer_kinds"] == list(kinds.values()), f"{name}: layer_kinds {g['layer_kinds']}, want {kinds}")
@@ -111,13 +117,16 @@ def check(hsdr, path, out_dir, name, extra, keep, layers_measured, head):
         expect(close(v["floor_ms_per_token_full_model"] * 1e6, token_bytes / ceiling * 1e9, 1e-6),
                f"{name}: {v['variant']} full floor {v['floor_ms_per_token_full_model']}")
         full = sum(p["mean_ns"] for p in per if p["layer"] < 0)
-        for k in kinds.values():
+        if any(k["layers_measured"] == 0 for k in kinds.values()):  # a kind without a measured layer
+            expect(v["ms_per_token_full_model_extrapolated"] is None, f"{name}: {v['variant']}: full not null")
+            full = None
+        for k in kinds.values() if full is not None else []:
             ls = [t["layer"] for t in measured if t["layer"] >= 0 and
                   ",".join(u["short"] for u in tensors if u["layer"] == t["layer"]) == k["tensors"]]
             s = sum(p["mean_ns"] for p in per if p["layer"] >= 0 and p["layer"] in ls)
             full += s / k["layers_measured"] * k["layers_model"]
-        expect(close(v["ms_per_token_full_model_extrapolated"] * 1e6, full, 1e-6),
-               f"{name}: {v['variant']} full {v['ms_per_token_full_model_extrapolated']} ms, want {full / 1e6}")
+        expect(full is None or close(v["ms_per_token_full_model_extrapolated"] * 1e6, full, 1e-6),
+               f"{name}: {v['variant']} full {v['ms_per_token_full_model_extrapolated']} ms, want {full}")
         row = re.search(r"^" + re.escape(v["variant"]) + r" +[0-9.]+ +[0-9.]+", text, re.M)
         expect(row, f"{name}: no row of {v['variant']}")
         shorts = []
@@ -130,6 +139,30 @@ def check(hsdr, path, out_dir, name, extra, keep, layers_measured, head):
           f"{len(doc['variants'])} variants: every field as derived")
 
 
+def variants_of(path, out_dir):
+    """Two files written here with tests/make_gguf.py's writer from its 1-layer tiny model, seed printed: tied.gguf
+    (token_embd PTQ1_0, no output.weight: the tied head) and kinds.gguf (a second layer without attn_q: two kinds)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_gguf as mg
+    seed = random.SystemRandom().randrange(1 << 30)
+    print(f"check_profile_gguf: seed {seed}")
+    rng = random.Random(seed)
+    _, _, kvs, tensors = mg.tiny()
+    rows = lambda k, n: [[mg.f32(rng.gauss(0.0, 1.0)) for _ in range(k)] for _ in range(n)]  # noqa: E731
+    emb, _ = mg.quantize(rows(128, 8), mg.T_PTQ1_0)
+    tied = [("token_embd.weight", [128, 8], mg.T_PTQ1_0, emb)] + \
+        [t for t in tensors if t[0] not in ("token_embd.weight", "output.weight")]
+    second = [("blk.1." + t[0][6:], t[1], t[2], mg.quantize(rows(t[1][0], t[1][1]), t[2])[0])
+              for t in tensors if t[0].startswith("blk.0.ffn_")]
+    kinds = [t for t in tensors if t[0] != "output.weight"] + second + [t for t in tensors if t[0] == "output.weight"]
+    out = {}
+    for name, ts in (("tied", tied), ("kinds", kinds)):
+        out[name] = os.path.join(out_dir, name + ".gguf")
+        with open(out[name], "wb") as f:
+            f.write(mg.build(kvs, ts))
+    return out
+
+
 def main():
     hsdr, path, out_dir = sys.argv[1:4]
     os.makedirs(out_dir, exist_ok=True)
@@ -138,6 +171,11 @@ def main():
     check(hsdr, path, out_dir, "layers1", ["--layers", "1"], every, 1, True)
     check(hsdr, path, out_dir, "ffn", ["--tensors", "blk.*.ffn_*", "--no-head"],
           lambda t: re.match(r"blk\..*\.ffn_", t["name"]) is not None, 10**9, False)
+    made = variants_of(path, out_dir)
+    check(hsdr, made["tied"], out_dir, "tied", [], every, 10**9, True)
+    check(hsdr, made["tied"], out_dir, "tied-no-head", ["--no-head"], every, 10**9, False)
+    check(hsdr, made["kinds"], out_dir, "kinds", [], every, 10**9, True)
+    check(hsdr, made["kinds"], out_dir, "kinds-layers1", ["--layers", "1"], every, 1, True)
     print("check_profile_gguf: profile --gguf matches the file in every field")
 
 
