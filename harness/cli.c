@@ -37,12 +37,16 @@ const hsdr_command hsdr_commands[] = {
      "  --dry-run           print the case keys, run nothing\n"
      "  --quiet             no skip reasons, progress lines or summary table\n"},
     {"profile",
-     "profile --model bonsai2-27b|bonsai-8b|bonsai-4b [--tokens 128] [--layers 4] [--variants LIST] "
-     "[--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]",
-     "every GEMV of decode tokens on real shapes: ms/token, GEMV-only tokens/s, per-tensor share\n",
-     "  --model M           the model whose shapes are run (required)\n"
+     "profile --model bonsai2-27b|bonsai-8b|bonsai-4b | --gguf FILE [--tensors GLOBS] [--tokens 128] [--layers 4] "
+     "[--variants LIST] [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]",
+     "every GEMV of decode tokens on real shapes (random weights) or a GGUF file's own ternary tensors:\n"
+     "ms/token, GEMV-only tokens/s, per-tensor share\n",
+     "  --model M           the model whose shapes are run (this or --gguf)\n"
+     "  --gguf FILE         the GEMVs and weights of a GGUF file's PTQ1_0 / PQ2_0 tensors instead\n"
+     "  --tensors GLOBS     with --gguf: keep the tensors matching these comma-separated globs\n"
      "  --tokens N          decode tokens (default 128)\n"
-     "  --layers N          layers measured, the rest extrapolated (default 4)\n"
+     "  --layers N          layers measured, the rest extrapolated (default 4; --gguf: every layer\n"
+     "                      when the kept tensors total at most 256 MiB)\n"
      "  --variants LIST     comma-separated names or globs (default: every timed variant available here)\n"
      "  --threads N|cores   threads of the CPU variants (default 1)\n"
      "  --no-head           leave out the output head\n"
