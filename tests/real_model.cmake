@@ -57,3 +57,26 @@ if(HSDR_PYTHON)
   set_tests_properties(acts.files_current acts.read_back PROPERTIES LABELS "gguf;python")
   set_tests_properties(acts.read_back PROPERTIES PASS_REGULAR_EXPRESSION "11 sets read back bit for bit")
 endif()
+
+# hsdr quality --gguf: real weights x real activations, per GEMV; bad inputs exit 2 naming the file
+acts_test(quality_real 0 "REAL weights from .*model\\.gguf \\(7 ternary tensor\\(s\\) kept\\), activations captured"
+  "^blk\\.1\\.ffn_down\\.weight +256 +128 +8  cpu\\.production +[0-9.]+e-0[5-6] "
+  "^cpu\\.direct +direct +LNS8, exact A\\[8\\] +[0-9.]+e-0[3-4] " "REAL activations$"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/model --threads 2 --variants "cpu.production,cpu.direct,ref.q8_0,ref.direct")
+acts_test(quality_modelled 0 "activations MODELLED \\(the bonsai distribution" "3 ternary tensor\\(s\\) kept by blk\\.0\\.\\*"
+  "^blk\\.0\\.ffn_down\\.weight +256 +128 +2 " "MODELLED activations$"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --tensors "blk.0.*"
+  --tokens 2 --threads 1)
+acts_test(quality_width 2 "blk\\.0\\.ffn_gate\\.weight\\.npy: shape \\(2, 64\\): K = 64, but tensor blk\\.0\\.ffn_gate\\.weight has ne0 = 128"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/bad-width)
+acts_test(quality_no_set 2 "ok-f2\\.npy: no kept tensor of .*model\\.gguf has an activation set"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/ok-f2.npy)
+acts_test(quality_bad_npy 2 "bad-nan\\.npy: offset 660: element \\(1, 5\\): NaN" -- $<TARGET_FILE:hsdr> quality
+  --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations ${ACTS_DATA}/bad-nan.npy)
+acts_test(quality_bad_gguf 2 "bad-magic\\.gguf: offset 0: header\\.magic" -- $<TARGET_FILE:hsdr> quality
+  --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/bad-magic.gguf)
+acts_test(quality_acts_without_gguf 2 "--activations and --tensors need --gguf FILE" -- $<TARGET_FILE:hsdr> quality
+  --activations ${ACTS_DATA}/model)
