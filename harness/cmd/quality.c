@@ -1,5 +1,5 @@
-/* `hsdr quality`: its options (getopt_long, cli.h), then the study (quality.h): synthetic, or --gguf (real weights). Depends on cli.h, quality.h and
- * machine.h (the default thread count). */
+/* `hsdr quality`: its options (getopt_long, cli.h), then the study (quality.h): synthetic, or --gguf (real
+ * weights). Depends on cli.h, quality.h and machine.h (the default thread count). */
 #include <stdio.h>
 #include <string.h>
 
