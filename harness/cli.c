@@ -55,9 +55,11 @@ const hsdr_command hsdr_commands[] = {
      "  --json FILE         also write the results as JSON\n"},
     {"quality",
      "quality [--model M] [--layers 2] [--seeds 4] [--tokens 2] [--vocab V] [--variants LIST] [--threads N] "
-     "[--flns F,b] [--seed S] [--json FILE]",
+     "[--flns F,b] [--seed S] [--gguf FILE [--tensors GLOBS] [--activations PATH]] [--json FILE]",
      "SYNTHETIC model-shaped accuracy study: ternary FFN layers + head on real shapes, exact activations\n"
-     "vs production Q8_0 vs each HSDR path: per-layer and final cosine, NMSE, KL of the softmax head\n",
+     "vs production Q8_0 vs each HSDR path: per-layer and final cosine, NMSE, KL of the softmax head.\n"
+     "--gguf: per GEMV on a model file's ternary tensors x real activations (--activations; without it\n"
+     "modelled bonsai ones, --tokens per tensor): NMSE, max relative error, cosine per tensor and path\n",
      "  --model M           the model's shapes (default bonsai2-27b)\n"
      "  --layers N          FFN layers (default 2)\n"
      "  --seeds N           weight seeds (default 4)\n"
@@ -67,6 +69,9 @@ const hsdr_command hsdr_commands[] = {
      "  --threads N         threads (default every core)\n"
      "  --flns F,b          the fLNS variants' fraction bits F and bias b (default 8,12)\n"
      "  --seed S            first seed (default 1)\n"
+     "  --gguf FILE         real weights: the file's PTQ1_0 / PQ2_0 tensors (docs/real-model.md)\n"
+     "  --tensors GLOBS     with --gguf: keep the tensors matching these comma-separated globs\n"
+     "  --activations PATH  with --gguf: a directory of TENSOR.npy files (T x K), or one .npy file\n"
      "  --json FILE         also write the results as JSON\n"},
     {"bandwidth",
      "bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]",

@@ -82,18 +82,17 @@ static int runnable(const hsdr_variant *v)
     return hsdr_variant_timed(v) && !hsdr_variant_unavailable(v);
 }
 
-static int select_paths(const hsdr_quality_options *o, path **out, int *count)
+int hsdr_quality_variants(const char *variants, const hsdr_variant ***out, int *count)
 {
-    path *p = calloc(hsdr_registry_count + 1, sizeof *p);
+    const hsdr_variant **p = calloc(hsdr_registry_count + 1, sizeof *p);
     if (!p)
         return -1;
     int n = 0;
-    p[n++] = (path){.name = "exact"};
-    if (o->variants) {
+    if (variants) {
         for (size_t i = 0; i < hsdr_registry_count; i++) {
             const hsdr_variant *v = &hsdr_registry[i];
-            if (hsdr_glob_list_match(o->variants, v->name) && runnable(v))
-                p[n++] = (path){.name = v->name, .v = v};
+            if (hsdr_glob_list_match(variants, v->name) && runnable(v))
+                p[n++] = v;
         }
     } else {
         for (size_t f = 0; f < sizeof default_families / sizeof default_families[0]; f++) {
@@ -106,12 +105,12 @@ static int select_paths(const hsdr_quality_options *o, path **out, int *count)
                     pick = v;
             }
             if (pick)
-                p[n++] = (path){.name = pick->name, .v = pick};
+                p[n++] = pick;
         }
     }
-    if (n == 1) {
+    if (n == 0) {
         fprintf(stderr, "hsdr quality: --variants '%s' selects no variant that runs here (see hsdr list)\n",
-                o->variants ? o->variants : "");
+                variants ? variants : "");
         free(p);
         return 1;
     }
@@ -120,21 +119,46 @@ static int select_paths(const hsdr_quality_options *o, path **out, int *count)
     return 0;
 }
 
-static const char *activations_of(const path *p, char *buf, size_t n, const hsdr_quality_options *o)
+static int select_paths(const hsdr_quality_options *o, path **out, int *count)
 {
-    if (!p->v)
+    const hsdr_variant **vs = NULL;
+    int nv = 0, rc = hsdr_quality_variants(o->variants, &vs, &nv);
+    if (rc != 0)
+        return rc;
+    path *p = calloc((size_t)nv + 1, sizeof *p);
+    if (!p) {
+        free(vs);
+        return -1;
+    }
+    p[0] = (path){.name = "exact"};
+    for (int i = 0; i < nv; i++)
+        p[i + 1] = (path){.name = vs[i]->name, .v = vs[i]};
+    free(vs);
+    *out = p;
+    *count = nv + 1;
+    return 0;
+}
+
+const char *hsdr_quality_activations(const hsdr_variant *v, int F, int b, char *buf, size_t n)
+{
+    if (!v)
         snprintf(buf, n, "fp32 (not quantized), double-double GEMV");
-    else if (strcmp(p->v->family, "production") == 0 || strcmp(p->v->family, "baseline") == 0)
-        snprintf(buf, n, "%s", (p->v->outputs & HSDR_OUT_Y_Q8_1) ? "Q8_1" : "Q8_0"); /* the CUDA kernels: Q8_1 */
-    else if (strcmp(p->v->family, "flns") == 0)
-        snprintf(buf, n, "LNS8, fLNS tree F=%d b=%d", o->F, o->b);
-    else if (strcmp(p->v->family, "q1516") == 0)
+    else if (strcmp(v->family, "production") == 0 || strcmp(v->family, "baseline") == 0)
+        snprintf(buf, n, "%s", (v->outputs & HSDR_OUT_Y_Q8_1) ? "Q8_1" : "Q8_0"); /* the CUDA kernels: Q8_1 */
+    else if (strcmp(v->family, "flns") == 0)
+        snprintf(buf, n, "LNS8, fLNS tree F=%d b=%d", F, b);
+    else if (strcmp(v->family, "q1516") == 0)
         snprintf(buf, n, "LNS8, Q15.16 per group");
-    else if (strcmp(p->v->family, "exact") == 0)
+    else if (strcmp(v->family, "exact") == 0)
         snprintf(buf, n, "fp32 (not quantized)");
     else
         snprintf(buf, n, "LNS8, exact A[8]");
     return buf;
+}
+
+static const char *activations_of(const path *p, char *buf, size_t n, const hsdr_quality_options *o)
+{
+    return hsdr_quality_activations(p->v, o->F, o->b, buf, n);
 }
 
 /* ---------------------------------------------------------------- the synthetic network */

@@ -11,15 +11,29 @@
 #ifndef HSDR_QUALITY_H
 #define HSDR_QUALITY_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "kernel.h"
 
 typedef struct {
     const char *model, *variants, *json_path; /* variants: NULL = one per numeric family */
+    const char *gguf, *activations, *tensors; /* gguf: the real-weights study (quality_real.c); tensors: globs */
     int layers, seeds, tokens, vocab, threads, F, b; /* vocab 0: the model's; F, b: the fLNS variants' */
     uint64_t seed;
 } hsdr_quality_options;
 
 /* The study (harness/cmd/quality.c reads the options): an exit status, messages on stderr. */
 int hsdr_quality(const hsdr_quality_options *o);
+/* The per-GEMV study on a GGUF file's ternary tensors (o->gguf) and real activations (o->activations; NULL: modelled
+ * bonsai activations), quality_real.c: an exit status, messages on stderr. */
+int hsdr_quality_real(const hsdr_quality_options *o);
+
+/* The variants a study runs: those matching --variants that run here, or one per numeric family (production, direct,
+ * flns, q1516; the CPU kernel where it runs, else the reference). 0 with *out (malloc) and *count; 1 when none runs
+ * here (said on stderr); -1 out of memory. */
+int hsdr_quality_variants(const char *variants, const hsdr_variant ***out, int *count);
+/* What variant v (NULL: the exact path) makes of the activations: "Q8_0", "LNS8, exact A[8]", ... into buf. */
+const char *hsdr_quality_activations(const hsdr_variant *v, int F, int b, char *buf, size_t n);
 
 #endif

@@ -150,15 +150,15 @@ void hsdr_states_table_head(const char *first, int width, FILE *out)
 {
     fprintf(out, "%-*s | %-18s | %-18s | %-13s | %-13s | %s\n", width, "", "states / 128 lanes", "states / 64 lanes",
             "LNS8 rel. RMS", "Q8_0 rel. RMS", "pre-scale e");
-    fprintf(out, "%-*s | %6s %5s %5s | %6s %5s %5s | %-13s | %-13s | %s\n", width, first, "mean", "p5", "p95", "mean", "p5",
-            "p95", "error", "error", "min..max");
+    fprintf(out, "%-*s | %6s %5s %5s | %6s %5s %5s | %-13s | %-13s | %s\n", width, first, "mean", "p5", "p95",
+            "mean", "p5", "p95", "error", "error", "min..max");
 }
 
 void hsdr_states_acc_line(states_acc *a, const char *label, int width, FILE *out)
 {
     sort_samples(a);
-    fprintf(out, "%-*s | %6.1f %5d %5d | %6.1f %5d %5d | %-13.3e | %-13.3e | %d..%d\n", width, label, mean(a->s128, a->n128),
-            hsdr_nearest_rank(a->s128, a->n128, 0.05), hsdr_nearest_rank(a->s128, a->n128, 0.95),
+    fprintf(out, "%-*s | %6.1f %5d %5d | %6.1f %5d %5d | %-13.3e | %-13.3e | %d..%d\n", width, label,
+            mean(a->s128, a->n128),            hsdr_nearest_rank(a->s128, a->n128, 0.05), hsdr_nearest_rank(a->s128, a->n128, 0.95),
             mean(a->s64, a->n64), hsdr_nearest_rank(a->s64, a->n64, 0.05), hsdr_nearest_rank(a->s64, a->n64, 0.95),
             rel(a->err_lns, a->ref), rel(a->err_q8, a->ref), a->emin, a->emax);
 }

@@ -43,7 +43,8 @@ int hsdr_states_acc_add(states_acc *a, const float *x, int K, char *err, size_t 
 int hsdr_states_acc_merge(states_acc *a, const states_acc *b);
 /* The summary fields (states128_mean ... hist64) added to row. */
 void hsdr_states_acc_json(states_acc *a, cJSON *row);
-/* One table line (the label column width characters wide): "LABEL | mean p5 p95 | mean p5 p95 | LNS8 err | Q8_0 err | emin..emax". */
+/* One table line (the label column width characters wide):
+ * "LABEL | mean p5 p95 | mean p5 p95 | LNS8 err | Q8_0 err | emin..emax". */
 void hsdr_states_acc_line(states_acc *a, const char *label, int width, FILE *out);
 /* The table's two header lines (the first column named first, width characters wide). */
 void hsdr_states_table_head(const char *first, int width, FILE *out);

@@ -117,8 +117,8 @@ int hsdr_states_real_run(const states_options *opt, FILE *out)
             cJSON_AddNumberToObject(row, "T", s->T);
             cJSON_AddNumberToObject(row, "K", s->K);
             char hash[17];
-            snprintf(hash, sizeof hash, "%016llx",
-                     (unsigned long long)hsdr_inspect_hash((const uint8_t *)s->x, sizeof(float) * (uint64_t)s->T * s->K));
+            uint64_t h = hsdr_inspect_hash((const uint8_t *)s->x, sizeof(float) * (uint64_t)s->T * s->K);
+            snprintf(hash, sizeof hash, "%016llx", (unsigned long long)h);
             cJSON_AddStringToObject(row, "data_hash", hash);
             hsdr_states_acc_json(&acc, row);
             print_row(row, out);

@@ -57,3 +57,41 @@ if(HSDR_PYTHON)
   set_tests_properties(acts.files_current acts.read_back PROPERTIES LABELS "gguf;python")
   set_tests_properties(acts.read_back PROPERTIES PASS_REGULAR_EXPRESSION "11 sets read back bit for bit")
 endif()
+
+# hsdr quality --gguf: real weights x real activations, per GEMV; bad inputs exit 2 naming the file
+acts_test(quality_real 0 "REAL weights from .*model\\.gguf \\(7 ternary tensor\\(s\\) kept\\), activations captured"
+  "^blk\\.1\\.ffn_down\\.weight +256 +128 +8  cpu\\.production +[0-9.]+e-0[5-6] "
+  "^cpu\\.direct +direct +LNS8, exact A\\[8\\] +[0-9.]+e-0[3-4] " "REAL activations$"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/model --threads 2 --variants "cpu.production,cpu.direct,ref.q8_0,ref.direct")
+acts_test(quality_modelled 0 "activations MODELLED \\(the bonsai distribution"
+  "3 ternary tensor\\(s\\) kept by blk\\.0\\.\\*"
+  "^blk\\.0\\.ffn_down\\.weight +256 +128 +2 " "MODELLED activations$"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --tensors "blk.0.*"
+  --tokens 2 --threads 1)
+acts_test(quality_width 2
+  "blk\\.0\\.ffn_gate\\.weight\\.npy: shape \\(2, 64\\): K = 64, but tensor blk\\.0\\.ffn_gate\\.weight has ne0 = 128"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/bad-width)
+acts_test(quality_no_set 2 "ok-f2\\.npy: no kept tensor of .*model\\.gguf has an activation set"
+  -- $<TARGET_FILE:hsdr> quality --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations
+  ${ACTS_DATA}/ok-f2.npy)
+acts_test(quality_bad_npy 2 "bad-nan\\.npy: offset 660: element \\(1, 5\\): NaN" -- $<TARGET_FILE:hsdr> quality
+  --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --activations ${ACTS_DATA}/bad-nan.npy)
+acts_test(quality_bad_gguf 2 "bad-magic\\.gguf: offset 0: header\\.magic" -- $<TARGET_FILE:hsdr> quality
+  --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/bad-magic.gguf)
+acts_test(quality_acts_without_gguf 2 "--activations and --tensors need --gguf FILE" -- $<TARGET_FILE:hsdr> quality
+  --activations ${ACTS_DATA}/model)
+
+# scripts/acts-to-npy.py on its fixture, and issue 21's Done-when: the synthetic 2-layer GGUF through inspect,
+# states --activations, quality --gguf --activations and profile --gguf (tests/real_model.sh)
+if(HSDR_PYTHON)
+  add_test(NAME acts.real_model COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/real_model.sh $<TARGET_FILE:hsdr>
+           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/real-model-out)
+  set_tests_properties(acts.real_model PROPERTIES LABELS "gguf;python" PASS_REGULAR_EXPRESSION "real_model: OK")
+  add_test(NAME acts.to_npy_truncated COMMAND ${EXPECT} 2
+           "capture\\.bin: offset [0-9]+: record 'blk\\.0\\.attn_q\\.weight': needs 1536 bytes"
+           -- sh -c "d=$(mktemp -d) && head -c 900 ${ACTS_DATA}/capture.bin >$d/capture.bin && ${HSDR_PYTHON} \
+${PROJECT_SOURCE_DIR}/scripts/acts-to-npy.py $d/capture.bin $d/out; rc=$?; rm -rf $d; exit $rc")
+  set_tests_properties(acts.to_npy_truncated PROPERTIES LABELS "gguf;python")
+endif()

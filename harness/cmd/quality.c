@@ -1,5 +1,5 @@
-/* `hsdr quality`: its options (getopt_long, cli.h), then the study (quality.h). Depends on cli.h, quality.h and
- * machine.h (the default thread count). */
+/* `hsdr quality`: its options (getopt_long, cli.h), then the study (quality.h): synthetic, or --gguf (real
+ * weights). Depends on cli.h, quality.h and machine.h (the default thread count). */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +22,9 @@ static int parse(int argc, char **argv, hsdr_quality_options *o)
                                              {"vocab", required_argument, NULL, 'v'},
                                              {"threads", required_argument, NULL, 't'},
                                              {"seed", required_argument, NULL, 's'},
+                                             {"gguf", required_argument, NULL, 'g'},
+                                             {"activations", required_argument, NULL, 'a'},
+                                             {"tensors", required_argument, NULL, 'G'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     *o = (hsdr_quality_options){.model = "bonsai2-27b", .layers = 2, .seeds = 4, .tokens = 2, .vocab = 0,
@@ -32,6 +35,12 @@ static int parse(int argc, char **argv, hsdr_quality_options *o)
         long n = 0;
         if (c == 'm') {
             o->model = v;
+        } else if (c == 'g') {
+            o->gguf = v;
+        } else if (c == 'a') {
+            o->activations = v;
+        } else if (c == 'G') {
+            o->tensors = v;
         } else if (c == 'V') {
             o->variants = v;
         } else if (c == 'j') {
@@ -75,6 +84,10 @@ static int parse(int argc, char **argv, hsdr_quality_options *o)
         fprintf(stderr, "hsdr quality: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
+    if (!o->gguf && (o->activations || o->tensors)) {
+        fprintf(stderr, "hsdr quality: --activations and --tensors need --gguf FILE (the weights they feed)\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -84,5 +97,5 @@ int hsdr_cmd_quality(int argc, char **argv)
     const int parsed = parse(argc, argv, &o);
     if (parsed != 0)
         return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
-    return hsdr_quality(&o);
+    return o.gguf ? hsdr_quality_real(&o) : hsdr_quality(&o);
 }
