@@ -11,10 +11,10 @@
 #include "case.h"
 #include "cli.h"
 #include "commands.h"
-#include "gguf_model.h"
 #include "machine.h"
 #include "matrix.h"
 #include "results.h"
+#include "run_real.h"
 #include "run_case.h"
 #include "run_report.h"
 #include "run_resume.h"
@@ -108,54 +108,6 @@ static int parse_args(int argc, char **argv, run_options *o)
     return 0;
 }
 
-/* --gguf: open the model file with the matrix's gguf_tensors and hand its tensors to the matrix. 0, or -1 (said). */
-static int open_gguf(const run_options *o, hsdr_matrix_spec *spec, hsdr_gguf_model *model)
-{
-    char err[1024];
-    if (hsdr_gguf_model_open(model, o->gguf, hsdr_matrix_gguf_globs(spec), err, sizeof err) != 0) {
-        fprintf(stderr, "hsdr run: --gguf: %s\n", err);
-        return -1;
-    }
-    hsdr_matrix_tensor *t = malloc(sizeof *t * model->n);
-    if (!t) {
-        fprintf(stderr, "hsdr run: out of memory\n");
-        hsdr_gguf_model_close(model);
-        return -1;
-    }
-    for (size_t i = 0; i < model->n; i++)
-        t[i] = (hsdr_matrix_tensor){model->gemv[i].name, model->gemv[i].K, model->gemv[i].N};
-    if (hsdr_matrix_set_gguf(spec, t, model->n))
-        printf("hsdr run --gguf: the matrix's shapes do not name gguf: its K x N grid, model shapes and extra cases "
-               "are left out, the cases are the file's %zu tensors\n", model->n);
-    free(t);
-    return 0;
-}
-
-/* --activations: every kept tensor of the model has a set of its width with a row for --token. 0, or -1 (said). */
-static int check_activations(const run_options *o, const hsdr_gguf_model *model, const hsdr_activations *acts)
-{
-    for (size_t i = 0; i < model->n; i++) {
-        const hsdr_gguf_gemv *g = &model->gemv[i];
-        const hsdr_act_set *s = hsdr_activations_find(acts, g->name);
-        if (!s) {
-            fprintf(stderr, "hsdr run: --activations %s: no set feeds tensor %s (expected %s.npy; narrow the "
-                    "tensors with gguf_tensors)\n", acts->path, g->name, g->name);
-            return -1;
-        }
-        if (s->K != g->K) {
-            fprintf(stderr, "hsdr run: --activations %s: tensor %s: %s has width K = %d, the tensor's ne0 is %d\n",
-                    acts->path, g->name, s->path, s->K, g->K);
-            return -1;
-        }
-        if (o->token >= s->T) {
-            fprintf(stderr, "hsdr run: --activations %s: tensor %s: --token %d, but %s holds %d tokens\n", acts->path,
-                    g->name, o->token, s->path, s->T);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* The journal of the finished rows (run_resume.h), appended as each row is done. */
 typedef struct {
     hsdr_partial *journal;
@@ -185,7 +137,6 @@ int hsdr_cmd_run(int argc, char **argv)
         return parsed > 0 ? HSDR_EXIT_OK : HSDR_EXIT_USAGE;
     char err[1024];
     hsdr_matrix_spec *spec = NULL;
-    int rc = 0;
     if (hsdr_matrix_load(opt.matrix_path, &spec, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
         return HSDR_EXIT_USAGE;
@@ -196,70 +147,47 @@ int hsdr_cmd_run(int argc, char **argv)
             hsdr_matrix_spec_free(spec);
             return HSDR_EXIT_USAGE;
         }
-    hsdr_gguf_model model = {0};
-    if (opt.gguf && open_gguf(&opt, spec, &model) != 0) {
+    hsdr_run_real real;
+    if (hsdr_run_real_open(&real, &opt, spec) != 0) {
         hsdr_matrix_spec_free(spec);
         return HSDR_EXIT_USAGE;
     }
-    hsdr_activations acts = {0};
-    if (opt.activations) {
-        if (hsdr_activations_open(&acts, opt.activations, err, sizeof err) != 0) {
-            fprintf(stderr, "hsdr run: --activations: %s\n", err);
-            rc = -1;
-        } else {
-            rc = check_activations(&opt, &model, &acts);
-        }
-        if (rc != 0) {
-            hsdr_activations_close(&acts);
-            hsdr_gguf_model_close(&model);
-            hsdr_matrix_spec_free(spec);
-            return HSDR_EXIT_USAGE;
-        }
-    }
     hsdr_matrix m;
-    rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
+    int rc = hsdr_matrix_expand(spec, &m, err, sizeof err);
     hsdr_matrix_spec_free(spec);
     if (rc != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
-        hsdr_gguf_model_close(&model);
-        hsdr_activations_close(&acts);
+        hsdr_run_real_close(&real);
         return HSDR_EXIT_USAGE;
     }
+    /* from here on every exit goes through done: (rows and settings may be NULL there) */
+    rc = HSDR_EXIT_USAGE;
+    cJSON **rows = NULL, *settings = NULL, *be = NULL;
+    hsdr_partial *partial = NULL;
+    size_t done = 0, nrows = 0, failed = 0, errors = 0;
+    run_state rs = {.m = &m, .opt = &opt};
     size_t expanded = m.ncases;
     if (opt.filter)
         hsdr_matrix_filter(&m, opt.filter);
     size_t filtered = m.ncases;
     if (hsdr_matrix_shard(&m, opt.shard_i, opt.shard_n, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr run: %s\n", err);
-        hsdr_matrix_free(&m);
-        hsdr_gguf_model_close(&model);
-        hsdr_activations_close(&acts);
-        return HSDR_EXIT_USAGE;
+        goto done;
     }
     hsdr_run_print_plan(&m, &opt, expanded, filtered);
     /* rows[i]: the row of case i, in the order of the expansion; with --resume the kept ones are filled first */
-    cJSON **rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
-    cJSON *settings = hsdr_run_settings(&m, &opt);
+    rows = calloc(m.ncases ? m.ncases : 1, sizeof(cJSON *));
+    nrows = m.ncases;
+    settings = hsdr_run_settings(&m, &opt);
     if (!rows || !settings) {
         fprintf(stderr, "hsdr run: out of memory\n");
-        free(rows);
-        cJSON_Delete(settings);
-        hsdr_matrix_free(&m);
-        hsdr_gguf_model_close(&model);
-        hsdr_activations_close(&acts);
-        return HSDR_EXIT_USAGE;
+        goto done;
     }
     size_t nkept = 0;
     char kept_from[1024] = "";
     if (opt.resume) {
-        if (hsdr_run_load_previous_rows(&m, &opt, settings, rows, &nkept, kept_from, sizeof kept_from) != 0) {
-            free(rows);
-            cJSON_Delete(settings);
-            hsdr_matrix_free(&m);
-            hsdr_gguf_model_close(&model);
-            hsdr_activations_close(&acts);
-            return HSDR_EXIT_USAGE;
-        }
+        if (hsdr_run_load_previous_rows(&m, &opt, settings, rows, &nkept, kept_from, sizeof kept_from) != 0)
+            goto done;
         if (!kept_from[0])
             printf("hsdr run --resume: nothing to resume in %s (no results.partial.jsonl or results.jsonl): running "
                    "every case\n", opt.out_dir);
@@ -269,25 +197,15 @@ int hsdr_cmd_run(int argc, char **argv)
     }
     if (opt.dry_run) {
         char key[256];
-        for (size_t i = 0; i < m.ncases; i++) {
-            if (rows[i])
-                continue;
-            hsdr_case_key(&m.cases[i], key, sizeof key);
-            printf("%s\n", key);
-        }
         for (size_t i = 0; i < m.ncases; i++)
-            cJSON_Delete(rows[i]);
-        free(rows);
-        cJSON_Delete(settings);
-        hsdr_matrix_free(&m);
-        hsdr_gguf_model_close(&model);
-        hsdr_activations_close(&acts);
-        return HSDR_EXIT_OK;
+            if (!rows[i]) {
+                hsdr_case_key(&m.cases[i], key, sizeof key);
+                printf("%s\n", key);
+            }
+        rc = HSDR_EXIT_OK;
+        goto done;
     }
-    run_state rs = {.m = &m, .opt = &opt, .model = opt.gguf ? &model : NULL,
-                     .acts = opt.activations ? &acts : NULL};
-    char(*hashes)[17] = calloc(model.n ? model.n : 1, sizeof *hashes);
-    rs.gguf_hash = hashes;
+    hsdr_run_real_attach(&real, &rs);
     memset(&rs.pools, 0, sizeof rs.pools);
     rs.context = hsdr_machine_context();
     cJSON_AddStringToObject(rs.context, "matrix", m.source);
@@ -296,30 +214,18 @@ int hsdr_cmd_run(int argc, char **argv)
     snprintf(shard, sizeof shard, "%d/%d", opt.shard_i, opt.shard_n);
     cJSON_AddStringToObject(rs.context, "shard", shard);
     cJSON_AddItemToObject(rs.context, "settings", settings);
-    if (opt.gguf) {
-        cJSON *g = cJSON_AddObjectToObject(rs.context, "gguf");
-        cJSON_AddStringToObject(g, "path", model.path);
-        cJSON_AddNumberToObject(g, "tensors", (double)model.n);
-        cJSON_AddNumberToObject(g, "layers", model.n_layers);
-    }
-    hsdr_partial *partial = hsdr_run_journal_open(&opt, rows, m.ncases, nkept, err, sizeof err);
+    settings = NULL; /* the context owns it */
+    hsdr_run_real_context(&real, rs.context);
+    partial = hsdr_run_journal_open(&opt, rows, m.ncases, nkept, err, sizeof err);
     if (!partial) {
         fprintf(stderr, "hsdr run: %s\n", err);
-        for (size_t i = 0; i < m.ncases; i++)
-            cJSON_Delete(rows[i]);
-        free(rows);
-        cJSON_Delete(rs.context);
-        free(hashes);
-        hsdr_matrix_free(&m);
-        hsdr_gguf_model_close(&model);
-        hsdr_activations_close(&acts);
-        return HSDR_EXIT_USAGE;
+        goto done;
     }
     hsdr_stop_handlers handlers;
     hsdr_run_stop_handlers_install(&handlers);
     rs.t_start = hsdr_now_ns();
     journal_ctx jc = {.journal = partial};
-    size_t done = hsdr_run_cases(&rs, rows, nkept, hsdr_run_stop_signal, journal_row, &jc);
+    done = hsdr_run_cases(&rs, rows, nkept, hsdr_run_stop_signal, journal_row, &jc);
     hsdr_run_signals_writing();
     /* A signal after the last case changes nothing: the run is complete. */
     int interrupted = done < m.ncases ? hsdr_run_stop_signal() : 0;
@@ -328,9 +234,9 @@ int hsdr_cmd_run(int argc, char **argv)
     for (size_t i = 0; i < m.ncases; i++)
         if (rows[i])
             rows[k++] = rows[i];
-    size_t failed, errors;
+    nrows = done;
     hsdr_run_count_status(rows, done, &failed, &errors);
-    cJSON *be = hsdr_breakeven_fit(rows, done);
+    be = hsdr_breakeven_fit(rows, done);
     /* the measured ceilings go into the context (shared by reference by every row measured in this process) */
     hsdr_run_add_facts(rs.context, &rs.pools);
     rc = HSDR_EXIT_OK;
@@ -346,17 +252,17 @@ int hsdr_cmd_run(int argc, char **argv)
         hsdr_run_print_done(&m, &opt, nkept, kept_from, (hsdr_now_ns() - rs.t_start) / 1e9, failed, errors);
     }
     hsdr_run_stop_handlers_restore(&handlers);
-    for (size_t i = 0; i < done; i++)
-        cJSON_Delete(rows[i]);
-    free(rows);
-    cJSON_Delete(be);
-    cJSON_Delete(rs.context);
     hsdr_run_pools_free(&rs.pools);
-    free(hashes);
-    hsdr_matrix_free(&m);
-    hsdr_gguf_model_close(&model);
-    hsdr_activations_close(&acts);
     if (rc == HSDR_EXIT_OK && (failed || errors))
         rc = HSDR_EXIT_FAIL;
+done:
+    for (size_t i = 0; rows && i < nrows; i++)
+        cJSON_Delete(rows[i]);
+    free(rows);
+    cJSON_Delete(settings);
+    cJSON_Delete(be);
+    cJSON_Delete(rs.context);
+    hsdr_matrix_free(&m);
+    hsdr_run_real_close(&real);
     return rc;
 }
