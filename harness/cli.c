@@ -74,13 +74,17 @@ const hsdr_command hsdr_commands[] = {
      "  --activations PATH  with --gguf: a directory of TENSOR.npy files (T x K), or one .npy file\n"
      "  --json FILE         also write the results as JSON\n"},
     {"bandwidth",
-     "bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]",
+     "bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] "
+     "[--handoff] [--json]",
      "measured read bandwidth per thread count and working set (the roofline ceiling); --backend cuda or\n"
-     "vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps)\n",
+     "vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps); --handoff: the\n"
+     "thread pool's cost of one call of an empty task per thread count, back to back and after a gap, held\n"
+     "or not, and of a barrier (what every GEMV of a token pays on top of its reads)\n",
      "  --threads LIST      thread counts (default 1 up to the logical CPUs)\n"
      "  --sizes LIST        working sets in bytes, K/M/G suffixes (default half of each cache level, and 256M)\n"
      "  --mode M            hot, cold or both (default both)\n"
      "  --backend B         cpu (default), cuda or vulkan\n"
+     "  --handoff           the pool's hand-off cost instead (with --threads only; JSON: hsdr-handoff/1)\n"
      "  --json              one JSON row per measurement\n"},
     {"compare",
      "compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--raw] [--json]",
