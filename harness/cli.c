@@ -38,7 +38,7 @@ const hsdr_command hsdr_commands[] = {
      "  --quiet             no skip reasons, progress lines or summary table\n"},
     {"profile",
      "profile --model bonsai2-27b|bonsai-8b|bonsai-4b | --gguf FILE [--tensors GLOBS] [--tokens 128] [--layers 4] "
-     "[--variants LIST] [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]",
+     "[--variants LIST] [--threads N|cores] [--split all|auto] [--no-head] [--dist D] [--seed S] [--json FILE]",
      "every GEMV of decode tokens on real shapes (random weights) or a GGUF file's own ternary tensors:\n"
      "ms/token, GEMV-only tokens/s, per-tensor share\n",
      "  --model M           the model whose shapes are run (this or --gguf)\n"
@@ -49,6 +49,8 @@ const hsdr_command hsdr_commands[] = {
      "                      when the kept tensors total at most 256 MiB)\n"
      "  --variants LIST     comma-separated names or globs (default: every timed variant available here)\n"
      "  --threads N|cores   threads of the CPU variants (default 1)\n"
+     "  --split all|auto    every GEMV on all the threads (default), or on the threads the split rule\n"
+     "                      picks from the measured hand-off and one thread's read (hsdr bandwidth --handoff)\n"
      "  --no-head           leave out the output head\n"
      "  --dist D            activation distribution (default bonsai)\n"
      "  --seed S            seed of the weights and activations (default 1)\n"

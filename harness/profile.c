@@ -8,6 +8,7 @@
 
 #include "bandwidth.h"
 #include "case.h"
+#include "handoff.h"
 #include "inputs.h"
 #include "machine.h"
 #include "ptq1_0.h"
@@ -148,6 +149,7 @@ int hsdr_profile(const hsdr_profile_options *options)
     size_t n_vin = 0, *vin_of = NULL;
     hsdr_weight_copies *in_place = calloc(ng, sizeof *in_place); /* per GEMV: its weights, read where they are */
     hsdr_pool *pool = NULL;
+    hsdr_split_model split = {0};
     cJSON *doc = NULL;
     float *x = NULL;
     double *token_ns = NULL, *gemv_ns = NULL;
@@ -177,6 +179,11 @@ int hsdr_profile(const hsdr_profile_options *options)
     double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
+    if (o.split_auto && hsdr_split_model_measure(pool, ceiling, &split, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr profile: --split auto: %s\n", err);
+        rc = HSDR_EXIT_FAIL;
+        goto done;
+    }
     /* the whole model's floor: every layer's weights (+ the head when measured) once per token */
     const double full_floor_ns = (double)plan.token_bytes / ceiling * 1e9;
     const int cold = total_bytes > 4 * hsdr_machine_llc_bytes();
@@ -212,6 +219,11 @@ int hsdr_profile(const hsdr_profile_options *options)
     cJSON_AddNumberToObject(doc, "layers_model", plan.layers_model);
     cJSON_AddNumberToObject(doc, "tokens", o.tokens);
     cJSON_AddNumberToObject(doc, "threads", o.threads);
+    cJSON_AddStringToObject(doc, "split", o.split_auto ? "auto" : "all");
+    if (o.split_auto)
+        printf("split: auto, GEMV of B bytes on the n of least handoff(n) + B / min(n x %.1f GB/s, %.1f GB/s); "
+               "handoff(%d) %.2f us\n", split.per_thread_bytes_per_s / 1e9, ceiling / 1e9, o.threads,
+               split.handoff_ns[o.threads] / 1e3);
     cJSON_AddBoolToObject(doc, "cold", cold);
     cJSON_AddNumberToObject(doc, "host_ceiling_bytes_per_s", ceiling); /* each variant names its own ceiling */
     cJSON_AddItemToObject(doc, "context", hsdr_machine_context());
@@ -269,6 +281,8 @@ int hsdr_profile(const hsdr_profile_options *options)
                     hsdr_timing_setup_free(&ts[j]);
             }
             convert_ns += ts[i].convert_ns;
+            if (ok && o.split_auto)
+                hsdr_timing_setup_threads(&ts[i], hsdr_split_threads(&split, (double)ts[i].footprint));
         }
         if (!ok) {
             rc = HSDR_EXIT_FAIL;
@@ -288,7 +302,9 @@ int hsdr_profile(const hsdr_profile_options *options)
         }
         const hsdr_timing_policy tokens = {.warmup = 1, .min_reps = o.tokens, .max_reps = o.tokens,
                                            .noise_target = 0.0, .time_limit_s = INFINITY};
+        hsdr_pool_hold(pool, 1); /* the workers spin between the token's GEMVs */
         ok = hsdr_measure(subjp, (int)ng, &tokens, st, err, sizeof err) == 0;
+        hsdr_pool_hold(pool, 0);
         for (int t = 0; ok && t < o.tokens; t++) {
             token_ns[t] = 0.0;
             for (size_t i = 0; i < ng; i++)
@@ -394,6 +410,8 @@ int hsdr_profile(const hsdr_profile_options *options)
             cJSON_AddNumberToObject(go, "K", g[i].K);
             cJSON_AddNumberToObject(go, "N", g[i].N);
             cJSON_AddNumberToObject(go, "mean_ns", gemv_ns[i] / o.tokens);
+            if (!v->device)
+                cJSON_AddNumberToObject(go, "threads", ts[i].active);
             cJSON_AddItemToArray(br, go);
             hsdr_timing_setup_free(&ts[i]);
         }
@@ -442,6 +460,7 @@ done:
     free(st);
     free(feeds);
     cJSON_Delete(doc);
+    hsdr_split_model_free(&split);
     hsdr_pool_destroy(pool);
     for (size_t j = 0; vin && j < n_vin; j++)
         hsdr_inputs_free(&vin[j]);

@@ -306,6 +306,23 @@ static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode 
     return 0;
 }
 
+void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n)
+{
+    if (ts->dev || !ts->r0)
+        return;
+    n = n < 1 ? 1 : n > ts->nthreads ? ts->nthreads : n;
+    ts->active = n;
+    /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
+     * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
+     * leave threads idle when R approaches N / T) */
+    const int N = ts->exec.N, chunk = (N + n - 1) / n;
+    for (int t = 0; t < ts->nthreads; t++) {
+        long a = (long)t * chunk, b = (long)(t + 1) * chunk;
+        ts->r0[t] = (int)(t < n && a < N ? a : N);
+        ts->r1[t] = (int)(t < n && b < N ? b : N);
+    }
+}
+
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, hsdr_pool *pool, hsdr_weight_copies *shared, char *err, size_t errlen)
 {
@@ -343,15 +360,7 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
             goto oom;
         memset(ts->scratch[t], 0, align64(sb ? sb : 64)); /* variants may keep state there: it starts zeroed */
     }
-    /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
-     * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
-     * leave threads idle when R approaches N / T) */
-    int chunk = (in->N + nthreads - 1) / nthreads;
-    for (int t = 0; t < nthreads; t++) {
-        long a = (long)t * chunk, b = (long)(t + 1) * chunk;
-        ts->r0[t] = (int)(a < in->N ? a : in->N);
-        ts->r1[t] = (int)(b < in->N ? b : in->N);
-    }
+    hsdr_timing_setup_threads(ts, nthreads);
     if (!v->prepare && shared) {
         ts->wc = shared;
     } else {
@@ -451,7 +460,7 @@ int hsdr_timing_run_pool(hsdr_timing_setup *ts)
     if (ts->dev)
         return device_full(ts);
     rep_arg a = {ts, ts->wc->copies[0], 0, 0, -1};
-    hsdr_pool_run(ts->pool, rep_fn, &a);
+    hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     return 0;
 }
 
@@ -462,7 +471,7 @@ static int matvec_launch(hsdr_subject *s, size_t copy, int count)
     rep_arg a = {ts, NULL, s->skip, s->twice, s->stage};
     for (int i = 0; i < count; i++) {
         a.weights = ts->wc->copies[(copy + (size_t)i) % ts->rot->n];
-        hsdr_pool_run(ts->pool, rep_fn, &a);
+        hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     }
     return 0;
 }

@@ -103,7 +103,8 @@ typedef struct {
     hsdr_rotation *rot;
     void **scratch;          /* per thread */
     int nthreads;
-    int *r0, *r1;            /* per-thread row ranges */
+    int active;              /* host: threads its pool runs use (hsdr_pool_run_n): nthreads, or fewer when set */
+    int *r0, *r1;            /* per-thread row ranges over the active threads */
     double convert_ns;       /* time of the first prepare(), 0 without one */
     size_t footprint;        /* prepared bytes, or the PTQ1_0 bytes */
     hsdr_device_run *dev;    /* device variants: the variant's device state (no host copies, no scratch) */
@@ -123,6 +124,9 @@ float *hsdr_timing_columns(const hsdr_inputs *in, int cols);
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, hsdr_pool *pool, hsdr_weight_copies *shared, char *err, size_t errlen);
 void hsdr_timing_setup_free(hsdr_timing_setup *ts);
+/* Run ts's pool launches on the first n threads (clipped to 1..nthreads; the others skip them, run_n), rows split
+ * evenly over those: a small GEMV on fewer threads (handoff.h's split rule chooses n). No effect on device variants. */
+void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n);
 /* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers); a device variant:
  * the activations at ts->exec.x uploaded again (they may have changed since the setup), one full run, y copied back.
  * 0, or -1 with the device's message in ts->err. */

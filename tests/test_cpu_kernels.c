@@ -5,6 +5,8 @@
  *     K, N, R, distributions and fLNS parameters;
  *  2. every variant, split invariance: prologue + rows over random uneven row ranges, each range with its own
  *     zeroed scratch, give bit for bit the y of one serial run (poisoned before), as the thread split must;
+ *     The same through the pool (hsdr_timing_run_pool on 3 threads, a random number of them active: run_n with the
+ *     prologue's barrier over the active ones) gives that y bit for bit too;
  *  3. production-family kernels bit for bit against the reference's fused production sequence on weights with
  *     any finite fp16 scale (subnormals, negatives) and sparse activations. */
 #include <math.h>
@@ -17,8 +19,11 @@
 #include "ptq1_0.h"
 #include "rng.h"
 #include "testing.h"
+#include "threads.h"
 #include "timing.h"
 #include "validate.h"
+
+static hsdr_pool *pool3; /* three threads, unpinned: the pool path of part 2 */
 
 static void random_weights(hsdr_rng *r, uint8_t *W, size_t nblocks, int extreme_scales)
 {
@@ -75,6 +80,23 @@ static void check_case(hsdr_rng *rng, const hsdr_variant *v, int K, int N, int R
     for (int r = 0; r < N; r++)
         CHECK(hsdr_f32_bits(e.y[r]) == hsdr_f32_bits(serial[r]), "%s K=%d N=%d R=%d split rows: y[%d] = %a, serial %a",
               v->name, K, N, c.R, r, (double)e.y[r], (double)serial[r]);
+    hsdr_timing_setup tp;
+    hsdr_case c3 = c;
+    c3.threads = 3;
+    if (hsdr_timing_setup_create(&tp, &c3, &in, 3, HSDR_MODE_HOT, pool3, NULL, err, sizeof err) != 0) {
+        CHECK(0, "%s: setup on 3 threads: %s", v->name, err);
+    } else {
+        const int active = 1 + (int)hsdr_rng_below(rng, 3);
+        hsdr_timing_setup_threads(&tp, active);
+        for (int r = 0; r < N; r++)
+            tp.exec.y[r] = NAN;
+        hsdr_timing_run_pool(&tp);
+        for (int r = 0; r < N; r++)
+            CHECK(hsdr_f32_bits(tp.exec.y[r]) == hsdr_f32_bits(serial[r]),
+                  "%s K=%d N=%d R=%d pool, %d of 3 threads: y[%d] = %a, serial %a", v->name, K, N, c.R, active, r,
+                  (double)tp.exec.y[r], (double)serial[r]);
+        hsdr_timing_setup_free(&tp);
+    }
     free(scratch);
     free(serial);
     hsdr_timing_setup_free(&ts);
@@ -85,6 +107,11 @@ int main(void)
 {
     hsdr_rng rng;
     hsdr_rng_seed(&rng, test_seed("test_cpu_kernels"));
+    char perr[256];
+    pool3 = hsdr_pool_create(3, 0, perr, sizeof perr);
+    CHECK(pool3 != NULL, "pool of 3: %s", perr);
+    if (!pool3)
+        return test_finish("test_cpu_kernels");
     int tested = 0, production = 0;
     static const int Rs[] = {1, 2, 3, 5, 8, 64};
     for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
@@ -153,5 +180,6 @@ int main(void)
         }
     }
     printf("test_cpu_kernels: %d CPU kernel(s) tested, %d of them bit-identical to production\n", tested, production);
+    hsdr_pool_destroy(pool3);
     return test_finish("test_cpu_kernels");
 }
