@@ -25,6 +25,6 @@ int hsdr_glob_list_match(const char *list, const char *name);
 /* A file reader's refusal into err: "NAME: offset AT: FIELD: " then fmt with ap (harness/gguf.c, harness/npy.c).
  * Returns -1. */
 int hsdr_verr_at(char *err, size_t errlen, const char *name, uint64_t at, const char *field, const char *fmt,
-                 va_list ap);
+                 va_list ap) __attribute__((format(printf, 6, 0)));
 
 #endif
