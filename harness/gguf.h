@@ -18,7 +18,7 @@
  * Facts from ggml's format description, docs/gguf.md of github.com/ggml-org/ggml at commit
  * 9d325133eed396b7bf005a53a83d9747cbd8bde1 (header, value types, tensor infos, alignment, default 32); the block
  * sizes of the upstream quantized types are those of ggml's ggml-common.h (block_q4_0 ... block_tq2_0). No code was
- * taken from ggml. Depends on libc and POSIX mmap only. */
+ * taken from ggml. Depends on libc, POSIX mmap and util.c (its refusal message). */
 #ifndef HSDR_GGUF_H
 #define HSDR_GGUF_H
 #include <stddef.h>

@@ -31,13 +31,10 @@ static int fail_at(const cursor *c, size_t at, const char *field, const char *fm
     __attribute__((format(printf, 4, 5)));
 static int fail_at(const cursor *c, size_t at, const char *field, const char *fmt, ...)
 {
-    int n = snprintf(c->err, c->errlen, "%s: offset %zu: %s: ", c->name, at, field);
-    if (n >= 0 && (size_t)n < c->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    hsdr_verr_at(c->err, c->errlen, c->name, at, field, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

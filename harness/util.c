@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,4 +94,13 @@ int hsdr_glob_list_match(const char *list, const char *name)
         p += n + (end != NULL);
     }
     return 0;
+}
+
+int hsdr_verr_at(char *err, size_t errlen, const char *name, uint64_t at, const char *field, const char *fmt,
+                 va_list ap)
+{
+    int n = snprintf(err, errlen, "%s: offset %" PRIu64 ": %s: ", name, at, field);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    return -1;
 }

@@ -3,6 +3,7 @@
 #define HSDR_UTIL_H
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Exit codes of every hsdr command. */
 enum { HSDR_EXIT_OK = 0, HSDR_EXIT_FAIL = 1, HSDR_EXIT_USAGE = 2 };
@@ -20,5 +21,10 @@ double hsdr_now_ns(void);
 int hsdr_glob_match(const char *pattern, const char *name);
 /* 1 when name matches one of the comma-separated shell glob patterns of list ("cpu.*,ref.q8_0"). */
 int hsdr_glob_list_match(const char *list, const char *name);
+
+/* A file reader's refusal into err: "NAME: offset AT: FIELD: " then fmt with ap (harness/gguf.c, harness/npy.c).
+ * Returns -1. */
+int hsdr_verr_at(char *err, size_t errlen, const char *name, uint64_t at, const char *field, const char *fmt,
+                 va_list ap) __attribute__((format(printf, 6, 0)));
 
 #endif

@@ -568,6 +568,34 @@ def states_panel(ax, lines, lanes, colors):
     ax.legend(fontsize=7.5, loc="upper right")
 
 
+def states_real(ds, palette):
+    """Occupied LNS8 states per 128-lane and 64-lane tile on real captured activations (every set together) beside
+    the modelled bonsai distribution at each width of the sets (`hsdr states --activations`)."""
+    if ds.states_real is None:
+        raise NoData(f"states-real.jsonl is missing; produce it with {how_to_make('states-real.jsonl', ds.dir)}")
+    every = [s for s in ds.states_real if s["source"] == "real" and s["set"] == "all"]
+    modelled = [s for s in ds.states_real if s["source"] == "modelled"]
+    lines = ([dict(s, distribution=f"real, {s['sets']} set{'s' if s['sets'] > 1 else ''}") for s in every]
+             + [dict(s, distribution=f"modelled bonsai, K={s['K']}") for s in modelled])
+    lines = [s for s in lines if sum(s.get("hist128") or []) and sum(s.get("hist64") or [])]
+    if not any(s["source"] == "real" for s in lines):
+        raise NoData("states-real.jsonl has no line over all real sets with non-empty hist128/hist64 arrays "
+                     f"({how_to_make('states-real.jsonl', ds.dir)})")
+    cmap = plt.get_cmap("Dark2")
+    colors = {s["distribution"]: "k" if s["source"] == "real" else cmap(i % cmap.N) for i, s in enumerate(lines)}
+    fig, axes = new_figure(1, 2, size=(12, 5.5))
+    for ax, lanes in zip(axes, (128, 64)):
+        states_panel(ax, lines, lanes, colors)
+    real = lines[0]
+    seeds = ", ".join(str(x) for x in q.unique(s["seed"] for s in modelled)) or "-"
+    detail = (f"{real['vectors']} real vectors (every token of every set); modelled: "
+              f"{', '.join(str(s['vectors']) for s in modelled[:1]) or 0} vectors per width, seed {seeds} "
+              f"(activations only: no timing mode or threads)")
+    set_title(fig, ds, "Occupied LNS8 states per tile: real activations vs modelled", detail)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
 # ---- 7. profile ----
 
 def profile(ds, palette):
@@ -713,4 +741,8 @@ FIGURES = [
     ("states.png", "Occupied LNS8 states per tile", states),
     ("profile.png", "Model decode profile (GEMVs only)", profile),
     ("quality.png", "Synthetic model accuracy", quality),
+]
+# drawn only when the directory holds a real-model input (docs/real-model.md); shown in the report's Real model section
+REAL_FIGURES = [
+    ("states-real.png", "Occupied LNS8 states: real activations vs modelled", states_real),
 ]

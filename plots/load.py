@@ -1,10 +1,12 @@
-"""Read one results directory: results.jsonl (required), breakeven.json, profile-<model>.json, states.jsonl and
-quality.json (optional), and the columns-<model>.jsonl files that runs before hsdr-results/2 left. Every field the
-plots and the report use is checked here, once, so that the rest of the code can index without guarding; malformed
-input raises InputError naming the file, the line and what was expected.
+"""Read one results directory: results.jsonl (required, unless the directory holds one of the real-model inputs),
+breakeven.json, profile-<model>.json, states.jsonl and quality.json (optional), the real-model inputs inspect.json,
+states-real.jsonl and quality-real.json (optional), and the columns-<model>.jsonl files that runs before
+hsdr-results/2 left. Every field the plots and the report use is checked here, once, so that the rest of the code
+can index without guarding; malformed input raises InputError naming the file, the line and what was expected.
 Schemas: the result rows' fields come from results_schema.json beside this file (`hsdr schema --json`: the one table
 of harness/schema.c), read once; breakeven, profile and columns: docs/results-schema.md; `hsdr states --json`;
-hsdr-quality/1."""
+hsdr-quality/1; `hsdr inspect --json`, `hsdr states --activations --json` and `hsdr quality --gguf --json`:
+docs/results-schema.md and docs/real-model.md."""
 import glob
 import json
 import os
@@ -18,7 +20,12 @@ PRODUCERS = {
     "profile": "hsdr profile --model MODEL --json DIR/profile-MODEL.json",
     "states.jsonl": "hsdr states --json > DIR/states.jsonl",
     "quality.json": "hsdr quality --json DIR/quality.json",  # the synthetic accuracy study
+    # the real-model inputs (docs/real-model.md): a GGUF file's weights and activations captured for a prompt
+    "inspect.json": "hsdr inspect --json FILE.gguf > DIR/inspect.json",
+    "states-real.jsonl": "hsdr states --activations ACTS --json > DIR/states-real.jsonl",
+    "quality-real.json": "hsdr quality --gguf FILE.gguf --activations ACTS --json DIR/quality-real.json",
 }
+REAL_MODEL_FILES = ("inspect.json", "states-real.jsonl", "quality-real.json")
 
 
 def how_to_make(key, directory):
@@ -35,6 +42,7 @@ class Dataset:
     """Everything read from one results directory; optional inputs are None (or empty) when their file is absent."""
     dir: str
     rows: list                                      # results.jsonl rows, in file order, as hsdr-results/2
+    has_results: bool = True                        # False: no results.jsonl (a directory of real-model inputs)
     breakeven: list | None = None                   # breakeven.json "rows"
     profiles: dict = field(default_factory=dict)    # model -> hsdr-profile/1 object
     states: list | None = None                      # states.jsonl lines
@@ -44,6 +52,10 @@ class Dataset:
     # dicts (columns_line_as_row), and model -> lines read. Newer runs write those cases as rows with cols > 1.
     old_column_rows: list = field(default_factory=list)
     old_columns_files: dict = field(default_factory=dict)
+    # the real-model inputs (docs/real-model.md), None when absent
+    inspect: dict | None = None                     # `hsdr inspect --json` of the model file
+    states_real: list | None = None                 # `hsdr states --activations --json` lines
+    quality_real: dict | None = None                # `hsdr quality --gguf --json`: hsdr-quality/1, synthetic false
 
 
 # ---- field checks ----
@@ -337,10 +349,12 @@ def load_profile(path):
     return doc
 
 
-STATES_FIELDS = {"distribution": "string", "K": "integer", "vectors": "integer", "states128_mean": "number",
-                 "states128_p5": "number", "states128_p95": "number", "states64_mean": "number",
-                 "states64_p5": "number", "states64_p95": "number", "lns8_rel_rms_error": "number",
-                 "q8_0_rel_rms_error": "number", "hist128": "array?", "hist64": "array?"}
+# the statistics of one line of `hsdr states --json`, with or without --activations
+STATES_STAT_FIELDS = {"states128_mean": "number", "states128_p5": "number", "states128_p95": "number",
+                      "states64_mean": "number", "states64_p5": "number", "states64_p95": "number",
+                      "lns8_rel_rms_error": "number", "q8_0_rel_rms_error": "number", "hist128": "array?",
+                      "hist64": "array?"}
+STATES_FIELDS = {"distribution": "string", "K": "integer", "vectors": "integer", **STATES_STAT_FIELDS}
 
 
 def _objects(path):
@@ -352,13 +366,17 @@ def _objects(path):
         yield where, obj
 
 
+def _check_histograms(obj, where):
+    for key in ("hist128", "hist64"):
+        if obj.get(key) is not None and not all(_KINDS["integer"](c) and c >= 0 for c in obj[key]):
+            raise InputError(f"{where}: field '{key}' should hold non-negative integers")
+
+
 def load_states(path):
     lines = []
     for where, obj in _objects(path):
         check(obj, STATES_FIELDS, where)
-        for key in ("hist128", "hist64"):
-            if obj.get(key) is not None and not all(_KINDS["integer"](c) and c >= 0 for c in obj[key]):
-                raise InputError(f"{where}: field '{key}' should hold non-negative integers")
+        _check_histograms(obj, where)
         lines.append(obj)
     return lines
 
@@ -444,22 +462,135 @@ def load_columns(path):
     return rows
 
 
+# ---- the real-model inputs (docs/real-model.md) ----
+
+INSPECT_FIELDS = {"file": "string", "file_bytes": "integer", "version": "integer", "tensor_count": "integer",
+                  "metadata": "object", "tensors": "array"}
+INSPECT_TENSOR_FIELDS = {"name": "string", "type": "string", "shape": "array", "bytes": "integer",
+                         "data_hash": "string"}
+TERNARY_TYPES = ("PTQ1_0", "PQ2_0")  # the tensors inspect gives statistics for
+INSPECT_TERNARY_FIELDS = {"blocks": "integer", "zero_trit_fraction": "number", "all_zero_block_fraction": "number",
+                          "scales": "object", "scales.min": "number?", "scales.p5": "number?",
+                          "scales.median": "number?", "scales.p95": "number?", "scales.max": "number?",
+                          "scales.subnormal": "integer", "scales.zero": "integer", "scales.nan": "integer"}
+
+
+def load_inspect(path):
+    """`hsdr inspect --json FILE.gguf`: the file's metadata and tensors; each PTQ1_0 / PQ2_0 tensor with its
+    statistics (zero trits, all-zero blocks, fp16 scales)."""
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a JSON object (`hsdr inspect --json FILE.gguf`)")
+    check(doc, INSPECT_FIELDS, path)
+    for i, t in enumerate(doc["tensors"]):
+        where = f"{path}: tensors[{i}]"
+        if not isinstance(t, dict):
+            raise InputError(f"{where} should be an object")
+        check(t, INSPECT_TENSOR_FIELDS, where)
+        if not t["shape"] or not all(_is_integer(d) and d > 0 for d in t["shape"]):
+            raise InputError(f"{where}: field 'shape' should hold positive integers, got {json.dumps(t['shape'])}")
+        if t["type"] in TERNARY_TYPES:
+            check(t, INSPECT_TERNARY_FIELDS, f"{where} ({t['name']}, {t['type']})")
+    if not any(t["type"] in TERNARY_TYPES for t in doc["tensors"]):
+        raise InputError(f"{path}: no PTQ1_0 or PQ2_0 tensor: not a ternary model file")
+    return doc
+
+
+STATES_SOURCES = ("real", "modelled")
+STATES_REAL_FIELDS = {"set": "string", "path": "string", **STATES_STAT_FIELDS}
+STATES_SET_FIELDS = {"T": "integer", "K": "integer", "data_hash": "string"}  # a line of one set
+STATES_ALL_FIELDS = {"sets": "integer", "vectors": "integer"}       # the line over every set ("set": "all")
+STATES_MODELLED_FIELDS = {"distribution": "string", "K": "integer", "drawn_K": "integer", "vectors": "integer",
+                          "seed": "integer", **STATES_STAT_FIELDS}
+
+
+def load_states_real(path):
+    """`hsdr states --activations PATH --json`: a line per set and one over all sets ("source": "real"), then the
+    modelled distribution at each width ("source": "modelled")."""
+    lines = []
+    for where, obj in _objects(path):
+        check(obj, {"source": "string"}, where)
+        if obj["source"] not in STATES_SOURCES:
+            raise InputError(f"{where}: field 'source' is {obj['source']!r}, expected 'real' or 'modelled'")
+        if obj["source"] == "real":
+            check(obj, STATES_REAL_FIELDS, where)
+            check(obj, STATES_ALL_FIELDS if obj["set"] == "all" else STATES_SET_FIELDS, where)
+        else:
+            check(obj, STATES_MODELLED_FIELDS, where)
+        _check_histograms(obj, where)
+        lines.append(obj)
+    real = [s for s in lines if s["source"] == "real"]
+    if not any(s["set"] != "all" for s in real):
+        raise InputError(f"{path}: no line of a real activation set (\"source\": \"real\"); produce it with "
+                         f"{how_to_make('states-real.jsonl', os.path.dirname(path) or '.')}")
+    if sum(s["set"] == "all" for s in real) > 1:
+        raise InputError(f"{path}: more than one line with \"set\": \"all\" (one run of `hsdr states` per file)")
+    return lines
+
+
+QUALITY_REAL_FIELDS = {"synthetic": "boolean", "threads": "integer?", "real": "object", "real.gguf": "string",
+                       "real.activations": "string", "real.activations_source": "string",
+                       "real.tensor_globs": "string?", "real.exact": "string?", "real.tensors": "array",
+                       "real.families": "array"}
+QUALITY_REAL_TENSOR_FIELDS = {"name": "string", "type": "string", "layer": "integer", "K": "integer", "N": "integer",
+                              "T": "integer", "activations": "string", "activations_hash": "string?",
+                              "paths": "array"}
+QUALITY_REAL_ERROR_FIELDS = {"variant": "string", "family": "string", "tokens": "integer", "nmse": "number",
+                             "max_rel_error": "number", "cos_mean": "number", "cos_min": "number"}
+QUALITY_REAL_FAMILY_FIELDS = {"activations": "string", "tensors": "integer", **QUALITY_REAL_ERROR_FIELDS}
+
+
+def load_quality_real(path):
+    """`hsdr quality --gguf FILE [--activations PATH] --json`: hsdr-quality/1 with "synthetic": false and the "real"
+    section (per tensor and path, and per path over every tensor)."""
+    doc = read_json(path)
+    _expect_schema(doc, "hsdr-quality/1", path)
+    if doc.get("synthetic") is True:
+        raise InputError(f"{path}: \"synthetic\": true is the synthetic study (it belongs in quality.json); this file "
+                         f"holds `hsdr quality --gguf` (\"synthetic\": false)")
+    check(doc, QUALITY_REAL_FIELDS, path)
+    if isinstance(doc.get("context"), dict):
+        check_context(doc["context"], path)
+    real = doc["real"]
+    for i, t in enumerate(real["tensors"]):
+        where = f"{path}: real.tensors[{i}]"
+        if not isinstance(t, dict):
+            raise InputError(f"{where} should be an object")
+        check(t, QUALITY_REAL_TENSOR_FIELDS, where)
+        for j, p in enumerate(t["paths"]):
+            if not isinstance(p, dict):
+                raise InputError(f"{where}.paths[{j}] should be an object")
+            check(p, QUALITY_REAL_ERROR_FIELDS, f"{where} ({t['name']}).paths[{j}]")
+    for i, f in enumerate(real["families"]):
+        if not isinstance(f, dict):
+            raise InputError(f"{path}: real.families[{i}] should be an object")
+        check(f, QUALITY_REAL_FAMILY_FIELDS, f"{path}: real.families[{i}]")
+    if not real["tensors"] or not real["families"]:
+        raise InputError(f"{path}: real.tensors and real.families should not be empty")
+    return doc
+
+
 def _optional(path, reader):
     """reader(path) when the file exists, else None."""
     return reader(path) if os.path.exists(path) else None
 
 
 def load_dir(directory):
-    """The Dataset of one results directory. InputError when results.jsonl is missing or any input is malformed."""
+    """The Dataset of one results directory. InputError when any input is malformed, or when results.jsonl is
+    missing from a directory that holds none of the real-model inputs (REAL_MODEL_FILES)."""
     results = os.path.join(directory, "results.jsonl")
-    if not os.path.exists(results):
+    has_results = os.path.exists(results)
+    if not has_results and not any(os.path.exists(os.path.join(directory, f)) for f in REAL_MODEL_FILES):
         raise InputError(f"{results}: missing; produce it with {how_to_make('results.jsonl', directory)}")
     try:
-        ds = Dataset(dir=directory, rows=load_results(results))
+        ds = Dataset(dir=directory, rows=load_results(results) if has_results else [], has_results=has_results)
         ds.partial = next((r["partial"] for r in ds.rows if r.get("partial")), None)
         ds.breakeven = _optional(os.path.join(directory, "breakeven.json"), load_breakeven)
         ds.states = _optional(os.path.join(directory, "states.jsonl"), load_states)
         ds.quality = _optional(os.path.join(directory, "quality.json"), load_quality)
+        ds.inspect = _optional(os.path.join(directory, "inspect.json"), load_inspect)
+        ds.states_real = _optional(os.path.join(directory, "states-real.jsonl"), load_states_real)
+        ds.quality_real = _optional(os.path.join(directory, "quality-real.json"), load_quality_real)
         for path in sorted(glob.glob(os.path.join(glob.escape(directory), "profile-*.json"))):
             profile = load_profile(path)
             ds.profiles[profile["model"]] = profile

@@ -3,10 +3,12 @@
 
 usage: plots/make_all.py DIR [--out FIGDIR] [--report FILE] [--no-report]
 
-Reads DIR/results.jsonl (required; rows of hsdr-results/2, or /1 converted as hsdr reads them), DIR/breakeven.json,
-DIR/profile-<model>.json, DIR/states.jsonl, DIR/quality.json and the DIR/columns-<model>.jsonl of older runs
-(optional); writes DIR/figures/*.png (one line printed per figure) and DIR/REPORT.md. A figure whose
-input is missing is still written, as a labelled "no data" placeholder that names the command producing it.
+Reads DIR/results.jsonl (required unless DIR holds a real-model input; rows of hsdr-results/2, or /1 converted as
+hsdr reads them), DIR/breakeven.json, DIR/profile-<model>.json, DIR/states.jsonl, DIR/quality.json, the real-model
+inputs DIR/inspect.json, DIR/states-real.jsonl and DIR/quality-real.json (docs/real-model.md) and the
+DIR/columns-<model>.jsonl of older runs (optional); writes DIR/figures/*.png (one line printed per figure) and
+DIR/REPORT.md. A figure whose input is missing is still written, as a labelled "no data" placeholder that names the
+command producing it.
 Exit status: 0 done; 2 bad usage or malformed input (the message names the file and line); 1 a figure failed to
 render (its placeholder says so; the traceback is on stderr). Run through plots/run, which picks a Python with
 matplotlib."""
@@ -27,7 +29,8 @@ import report  # noqa: E402
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="plots/make_all.py", description=__doc__.split("\n")[0])
-    ap.add_argument("dir", metavar="DIR", help="results directory of `hsdr run` (holds results.jsonl)")
+    ap.add_argument("dir", metavar="DIR", help="results directory of `hsdr run` (holds results.jsonl) or of the "
+                                               "real-model inputs")
     ap.add_argument("--out", metavar="FIGDIR", help="where the PNG files go (default DIR/figures)")
     ap.add_argument("--report", metavar="FILE", help="the Markdown report (default DIR/REPORT.md)")
     ap.add_argument("--no-report", action="store_true", help="figures only")
@@ -38,7 +41,7 @@ def render_all(ds, fig_dir):
     """Write every figure; returns ({name: None, or why it is a placeholder}, whether one failed to render)."""
     palette = figures.Palette(all_variants(ds), query.family_of(ds.rows), query.backend_of(ds.rows))
     status, failed = {}, False
-    for name, subject, make in figures.FIGURES:
+    for name, subject, make in figures.FIGURES + (figures.REAL_FIGURES if report.has_real_model(ds) else []):
         path = os.path.join(fig_dir, name)
         try:
             fig, status[name] = make(ds, palette), None

@@ -60,7 +60,7 @@ def context(ds):
     for r in ds.rows:
         if r.get("context"):
             return r["context"]
-    return (ds.quality or {}).get("context") or {}
+    return (ds.quality or {}).get("context") or (ds.quality_real or {}).get("context") or {}
 
 
 def devices(ds):

@@ -1,7 +1,7 @@
 # Real model inputs (issue 21 items 4-6): activation files (harness/npy.c, harness/activations.c) on the files
 # tests/make_acts.py writes into tests/data/acts/ (committed), `hsdr states --activations`, `hsdr quality --gguf
-# --activations`, scripts/acts-to-npy.py, and the whole round trip of the synthetic 2-layer GGUF (real_model.sh).
-# Label gguf.
+# --activations`, scripts/acts-to-npy.py, and the whole round trip of the synthetic 2-layer GGUF (real_model.sh),
+# then REPORT.md's Real model section from its outputs (real_model_report.sh). Label gguf.
 set(ACTS_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data/acts)
 function(acts_test name rc)
   add_test(NAME acts.${name} COMMAND ${EXPECT} ${rc} ${ARGN})
@@ -94,4 +94,20 @@ if(HSDR_PYTHON)
            -- sh -c "d=$(mktemp -d) && head -c 900 ${ACTS_DATA}/capture.bin >$d/capture.bin && ${HSDR_PYTHON} \
 ${PROJECT_SOURCE_DIR}/scripts/acts-to-npy.py $d/capture.bin $d/out; rc=$?; rm -rf $d; exit $rc")
   set_tests_properties(acts.to_npy_truncated PROPERTIES LABELS "gguf;python")
+  # REPORT.md's "Real model" section (issue 21 item 5) from those three outputs, through plots/run (matplotlib:
+  # label plots too): the files alone, beside `hsdr run --gguf`, and quality on drawn activations
+  add_test(NAME plots.real_model COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/real_model_report.sh $<TARGET_FILE:hsdr>
+           ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/real-model-report)
+  set_tests_properties(plots.real_model PROPERTIES LABELS "gguf;plots;python" RUN_SERIAL TRUE
+    PASS_REGULAR_EXPRESSION "real_model_report: OK")
 endif()
+# a malformed real-model input: plots/run names the file (and line) and what is wrong, exit 2
+add_test(NAME plots.real_model_bad_states COMMAND sh -c "d=$(mktemp -d) && printf '{\"source\":\"guess\"}\\n' \
+>$d/states-real.jsonl && ${PROJECT_SOURCE_DIR}/plots/run $d; rc=$?; rm -rf $d; echo exit=$rc")
+set_tests_properties(plots.real_model_bad_states PROPERTIES LABELS "gguf;plots"
+  PASS_REGULAR_EXPRESSION "states-real\\.jsonl:1: field 'source' is 'guess', expected 'real' or 'modelled'.*exit=2")
+add_test(NAME plots.real_model_bad_quality COMMAND sh -c "d=$(mktemp -d) && printf \
+'{\"schema\":\"hsdr-quality/1\",\"synthetic\":true}' >$d/quality-real.json && ${PROJECT_SOURCE_DIR}/plots/run $d; \
+rc=$?; rm -rf $d; echo exit=$rc")
+set_tests_properties(plots.real_model_bad_quality PROPERTIES LABELS "gguf;plots"
+  PASS_REGULAR_EXPRESSION "quality-real\\.json: \"synthetic\": true is the synthetic study.*exit=2")
