@@ -438,7 +438,9 @@ static void rep_fn(int tid, int nthreads, void *arg)
         return;
     }
     hsdr_markers_start("matvec");
-    if (tid == 0 && v->prologue)
+    if (v->prologue_part)
+        v->prologue_part(&e, tid, nthreads); /* the activation-side work shared by every thread, split by groups */
+    else if (tid == 0 && v->prologue)
         v->prologue(&e);
     if (nthreads > 1)
         hsdr_pool_barrier(a->ts->pool);

@@ -127,9 +127,9 @@ void hsdr_timing_setup_free(hsdr_timing_setup *ts);
  * the activations at ts->exec.x uploaded again (they may have changed since the setup), one full run, y copied back.
  * 0, or -1 with the device's message in ts->err. */
 int hsdr_timing_run_serial(hsdr_timing_setup *ts);
-/* One full matvec on the pool (prologue on thread 0, barrier, rows on every thread), on the first weight copy, on the
- * activations ts->exec.x holds now (a device variant uploads them first): what a timed launch runs, for callers that
- * use the output (profile, quality). */
+/* One full matvec on the pool (the prologue on thread 0, or its parts on every thread with prologue_part; barrier;
+ * rows on every thread), on the first weight copy, on the activations ts->exec.x holds now (a device variant uploads
+ * them first): what a timed launch runs, for callers that use the output (profile, quality). */
 int hsdr_timing_run_pool(hsdr_timing_setup *ts);
 /* The subject that launches ts: the full matvec with ablation masks skip / twice (stage < 0), or stage `stage`
  * alone, on ts's weight rotation. */
