@@ -38,9 +38,10 @@ const hsdr_command hsdr_commands[] = {
      "  --quiet             no skip reasons, progress lines or summary table\n"},
     {"profile",
      "profile --model bonsai2-27b|bonsai-8b|bonsai-4b | --gguf FILE [--tensors GLOBS] [--tokens 128] [--layers 4] "
-     "[--variants LIST] [--threads N|cores] [--split all|auto] [--no-head] [--dist D] [--seed S] [--json FILE]",
+     "[--variants LIST] [--threads N|cores] [--split all|auto] [--no-head] [--hot] [--dist D] [--seed S] [--json FILE]",
      "every GEMV of decode tokens on real shapes (random weights) or a GGUF file's own ternary tensors:\n"
-     "ms/token, GEMV-only tokens/s, per-tensor share\n",
+     "ms/token, GEMV-only tokens/s, per-tensor share. The token is cold: its weights rotate over enough\n"
+     "copies to cycle more than 4x the last-level cache (HSDR_LLC_BYTES replaces its size), or it says why not\n",
      "  --model M           the model whose shapes are run (this or --gguf)\n"
      "  --gguf FILE         the GEMVs and weights of a GGUF file's PTQ1_0 / PQ2_0 tensors instead\n"
      "  --tensors GLOBS     with --gguf: keep the tensors matching these comma-separated globs\n"
@@ -52,6 +53,7 @@ const hsdr_command hsdr_commands[] = {
      "  --split all|auto    every GEMV on all the threads (default), or on the threads the split rule\n"
      "                      picks from the measured hand-off and one thread's read (hsdr bandwidth --handoff)\n"
      "  --no-head           leave out the output head\n"
+     "  --hot               read the token's weights in place, one copy (not cold unless over 4x the cache)\n"
      "  --dist D            activation distribution (default bonsai)\n"
      "  --seed S            seed of the weights and activations (default 1)\n"
      "  --json FILE         also write the results as JSON\n"},

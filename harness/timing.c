@@ -208,6 +208,15 @@ int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t b
     const size_t n = copies_for(bytes, mode);
     if (n == 0)
         return refuse(bytes, mode, err, errlen);
+    return hsdr_weight_copies_create_n(wc, W, bytes, n, err, errlen);
+}
+
+int hsdr_weight_copies_create_n(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, size_t n, char *err,
+                                size_t errlen)
+{
+    memset(wc, 0, sizeof *wc);
+    if (n < 1)
+        n = 1;
     wc->copies = calloc(n, sizeof(void *));
     wc->block = aligned_alloc(64, n * align64(bytes));
     if (!wc->copies || !wc->block) {
@@ -395,6 +404,20 @@ oom:
                        in->weight_bytes);
 }
 
+int hsdr_timing_setup_copies(hsdr_timing_setup *ts, size_t n, char *err, size_t errlen)
+{
+    if (ts->dev || ts->wc != &ts->own || n <= ts->own.rot.n)
+        return 0;
+    hsdr_weight_copies more;
+    if (hsdr_weight_copies_create_n(&more, ts->own.copies[0], ts->own.bytes, n, err, errlen) != 0)
+        return -1;
+    hsdr_weight_copies_free(&ts->own);
+    ts->own = more;
+    ts->rot = &ts->own.rot;
+    ts->exec.weights = ts->own.copies[0];
+    return 0;
+}
+
 /* One full device launch on copy 0 (a sample outside any rotation) on the activations ts->exec.x holds now (uploaded
  * first, outside the sample: callers such as hsdr quality change them between runs, as a host variant's prologue
  * would read them), y copied back into ts->exec.y. */
@@ -447,7 +470,9 @@ static void rep_fn(int tid, int nthreads, void *arg)
         return;
     }
     hsdr_markers_start("matvec");
-    if (tid == 0 && v->prologue)
+    if (v->prologue_part)
+        v->prologue_part(&e, tid, nthreads); /* the activation-side work shared by every thread, split by groups */
+    else if (tid == 0 && v->prologue)
         v->prologue(&e);
     if (nthreads > 1)
         hsdr_pool_barrier(a->ts->pool);

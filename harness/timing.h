@@ -89,6 +89,10 @@ typedef struct {
 } hsdr_weight_copies;
 int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, hsdr_mode mode, char *err,
                               size_t errlen);
+/* n >= 1 copies of W, whatever the mode (a token's rotation is sized by its caller: profile_plan.h). 0, or -1 when
+ * out of memory. */
+int hsdr_weight_copies_create_n(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, size_t n, char *err,
+                                size_t errlen);
 /* One copy that is the caller's bytes, read in place (hot; nothing copied, W must outlive wc): a mapped model file's
  * tensor. 0, or -1 when out of memory. hsdr_weight_copies_free leaves W alone. */
 int hsdr_weight_copies_borrow(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, char *err, size_t errlen);
@@ -127,13 +131,17 @@ void hsdr_timing_setup_free(hsdr_timing_setup *ts);
 /* Run ts's pool launches on the first n threads (clipped to 1..nthreads; the others skip them, run_n), rows split
  * evenly over those: a small GEMV on fewer threads (handoff.h's split rule chooses n). No effect on device variants. */
 void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n);
+/* A host setup with its own copies (a converted form, or raw PTQ1_0 when nothing was shared) rotates over n of them
+ * from now on, the first one's bytes copied; shared copies and device variants are left as they are. 0, or -1 when
+ * out of memory (ts unchanged). */
+int hsdr_timing_setup_copies(hsdr_timing_setup *ts, size_t n, char *err, size_t errlen);
 /* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers); a device variant:
  * the activations at ts->exec.x uploaded again (they may have changed since the setup), one full run, y copied back.
  * 0, or -1 with the device's message in ts->err. */
 int hsdr_timing_run_serial(hsdr_timing_setup *ts);
-/* One full matvec on the pool (prologue on thread 0, barrier, rows on every thread), on the first weight copy, on the
- * activations ts->exec.x holds now (a device variant uploads them first): what a timed launch runs, for callers that
- * use the output (profile, quality). */
+/* One full matvec on the pool (the prologue on thread 0, or its parts on every thread with prologue_part; barrier;
+ * rows on every thread), on the first weight copy, on the activations ts->exec.x holds now (a device variant uploads
+ * them first): what a timed launch runs, for callers that use the output (profile, quality). */
 int hsdr_timing_run_pool(hsdr_timing_setup *ts);
 /* The subject that launches ts: the full matvec with ablation masks skip / twice (stage < 0), or stage `stage`
  * alone, on ts's weight rotation. */

@@ -28,6 +28,7 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
                                              {"seed", required_argument, NULL, 's'},
                                              {"no-head", no_argument, NULL, 'H'},
                                              {"split", required_argument, NULL, 'S'},
+                                             {"hot", no_argument, NULL, 'C'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     *o = (hsdr_profile_options){
@@ -37,6 +38,8 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
         const char *v = optarg;
         if (c == 'H') {
             o->head = 0;
+        } else if (c == 'C') {
+            o->hot = 1;
         } else if (c == 'm') {
             o->model = v;
         } else if (c == 'g') {
