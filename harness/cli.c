@@ -22,7 +22,7 @@ const hsdr_command hsdr_commands[] = {
      "rows, each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished\n"
      "in DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n",
      "  MATRIX              the matrix file (default matrix.yaml)\n"
-     "  --filter GLOB       keep the cases whose key matches GLOB\n"
+     "  --filter GLOB       keep the cases whose key matches GLOB (comma-separated: any of them)\n"
      "  --out DIR           the results directory (default results/latest)\n"
      "  --shard i/n         keep case j of the expanded order when j mod n = i\n"
      "  --set AXIS=VALUES   override an axis or setting of the matrix (repeatable)\n"

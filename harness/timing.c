@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@ size_t hsdr_timing_memory_cap(void)
     size_t quarter = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 4 : (size_t)1 << 30;
     size_t four_gib = (size_t)4 << 30;
     return quarter < four_gib ? quarter : four_gib;
+}
+
+/* The cap of one setup's copies set by hsdr_timing_copy_share (0: not set). */
+static _Atomic size_t share_cap;
+
+void hsdr_timing_copy_share(size_t setups)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    size_t half = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)2 << 30;
+    atomic_store(&share_cap, setups > 0 ? half / setups : 0);
 }
 
 static size_t align64(size_t n)
@@ -176,7 +187,7 @@ out:
 /* ---- weight copies ---- */
 
 /* Copies of `bytes` that mode needs: hot 1; cold more than 4x the last-level cache in total (at most 65536), within
- * the memory cap (at least 2). 0 when even that does not fit. */
+ * the memory cap and the run's share (at least 2). 0 when even that does not fit. */
 static size_t copies_for(size_t bytes, hsdr_mode mode)
 {
     size_t n = 1;
@@ -185,7 +196,10 @@ static size_t copies_for(size_t bytes, hsdr_mode mode)
         if (n > 65536)
             n = 65536;
     }
-    const size_t cap = hsdr_timing_memory_cap();
+    size_t cap = hsdr_timing_memory_cap();
+    const size_t share = atomic_load(&share_cap);
+    if (share > 0 && share < cap)
+        cap = share;
     if (n * align64(bytes) > cap) {
         n = cap / align64(bytes);
         if (n < (mode == HSDR_MODE_COLD ? 2u : 1u))

@@ -119,6 +119,10 @@ typedef struct {
 /* Memory a setup may use for cold copies (bytes): min(4 GiB, a quarter of physical memory). Device variants: weight
  * copies on the device totalling more than 3x its L2 (cold), made by the variant. */
 size_t hsdr_timing_memory_cap(void);
+/* The setups alive at once (hsdr run: every member of the configurations in flight) share half the physical memory
+ * from now on: each one's copies stay within half / setups as well as the memory cap (0: the cap alone). A run of
+ * nine variants, each rotated over 4x a big last-level cache, reached 24 GB and was killed before this. */
+void hsdr_timing_copy_share(size_t setups);
 /* Columns 0..cols-1 of the case's activations, cols x K floats (column 0 is in->x; the others are drawn from the
  * case's seed and distribution). NULL when out of memory or the distribution cannot fill K. Caller frees. */
 float *hsdr_timing_columns(const hsdr_inputs *in, int cols);
