@@ -19,6 +19,7 @@
 #endif
 
 #include "cli.h"
+#include "handoff.h"
 #include "kernel.h"
 #include "machine.h"
 #include "results.h"
@@ -682,6 +683,9 @@ int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
         else
             nsizes = n;
     }
+    if (o->handoff && (o->backend || o->sizes || o->mode))
+        return usage_error("--handoff measures the host's thread pool: it takes --threads and --json only, not %s",
+                           o->backend ? "--backend" : o->sizes ? "--sizes" : "--mode");
     if (backend) {
         if (nsizes == 0) { /* one 5120 x 17408 GEMV's bytes, 8 times that, and 1 GiB */
             static const size_t defaults[] = {19496960, 155975680, (size_t)1 << 30};
@@ -693,6 +697,8 @@ int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
     if (nthreads_list == 0)
         for (int t = 1; t <= hsdr_machine_logical_cpus() && t <= MAX_LIST; t++)
             threads[nthreads_list++] = t;
+    if (o->handoff)
+        return hsdr_handoff_report(threads, nthreads_list, json);
     if (nsizes == 0) {
         static const char *const labels[] = {"L1d/2", "L2/2", "L3/2"};
         for (int level = 1; level <= 3; level++) {

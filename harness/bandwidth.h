@@ -74,6 +74,7 @@ typedef struct {
     const char *sizes;   /* comma list of sizes, K/M/G suffixes (default half of each cache level, and 256M) */
     const char *mode;    /* hot, cold or both (default) */
     const char *backend; /* cpu (default) or a device backend */
+    int handoff;         /* the pool's hand-off cost per thread count instead (handoff.h); --threads only */
     int json;
 } hsdr_bandwidth_options;
 /* The bandwidth table (or JSON rows) of o: 0, 1 when a measurement failed (out of memory), 2 on a bad value (the

@@ -22,7 +22,7 @@ const hsdr_command hsdr_commands[] = {
      "rows, each marked \"partial\" (exit 130/143). --resume (same arguments): keep the rows finished\n"
      "in DIR, refuse rows of other cases, seeds or settings, run only the missing cases\n",
      "  MATRIX              the matrix file (default matrix.yaml)\n"
-     "  --filter GLOB       keep the cases whose key matches GLOB\n"
+     "  --filter GLOB       keep the cases whose key matches GLOB (comma-separated: any of them)\n"
      "  --out DIR           the results directory (default results/latest)\n"
      "  --shard i/n         keep case j of the expanded order when j mod n = i\n"
      "  --set AXIS=VALUES   override an axis or setting of the matrix (repeatable)\n"
@@ -38,9 +38,10 @@ const hsdr_command hsdr_commands[] = {
      "  --quiet             no skip reasons, progress lines or summary table\n"},
     {"profile",
      "profile --model bonsai2-27b|bonsai-8b|bonsai-4b | --gguf FILE [--tensors GLOBS] [--tokens 128] [--layers 4] "
-     "[--variants LIST] [--threads N|cores] [--no-head] [--dist D] [--seed S] [--json FILE]",
+     "[--variants LIST] [--threads N|cores] [--split all|auto] [--no-head] [--hot] [--dist D] [--seed S] [--json FILE]",
      "every GEMV of decode tokens on real shapes (random weights) or a GGUF file's own ternary tensors:\n"
-     "ms/token, GEMV-only tokens/s, per-tensor share\n",
+     "ms/token, GEMV-only tokens/s, per-tensor share. The token is cold: its weights rotate over enough\n"
+     "copies to cycle more than 4x the last-level cache (HSDR_LLC_BYTES replaces its size), or it says why not\n",
      "  --model M           the model whose shapes are run (this or --gguf)\n"
      "  --gguf FILE         the GEMVs and weights of a GGUF file's PTQ1_0 / PQ2_0 tensors instead\n"
      "  --tensors GLOBS     with --gguf: keep the tensors matching these comma-separated globs\n"
@@ -49,7 +50,10 @@ const hsdr_command hsdr_commands[] = {
      "                      when the kept tensors total at most 256 MiB)\n"
      "  --variants LIST     comma-separated names or globs (default: every timed variant available here)\n"
      "  --threads N|cores   threads of the CPU variants (default 1)\n"
+     "  --split all|auto    every GEMV on all the threads (default), or on the threads the split rule\n"
+     "                      picks from the measured hand-off and one thread's read (hsdr bandwidth --handoff)\n"
      "  --no-head           leave out the output head\n"
+     "  --hot               read the token's weights in place, one copy (not cold unless over 4x the cache)\n"
      "  --dist D            activation distribution (default bonsai)\n"
      "  --seed S            seed of the weights and activations (default 1)\n"
      "  --json FILE         also write the results as JSON\n"},
@@ -74,13 +78,17 @@ const hsdr_command hsdr_commands[] = {
      "  --activations PATH  with --gguf: a directory of TENSOR.npy files (T x K), or one .npy file\n"
      "  --json FILE         also write the results as JSON\n"},
     {"bandwidth",
-     "bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] [--json]",
+     "bandwidth [--threads 1,2] [--sizes 32K,4M,256M] [--mode hot|cold|both] [--backend cpu|cuda|vulkan] "
+     "[--handoff] [--json]",
      "measured read bandwidth per thread count and working set (the roofline ceiling); --backend cuda or\n"
-     "vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps)\n",
+     "vulkan: the device's streaming read per launch (CUDA events, Vulkan timestamps); --handoff: the\n"
+     "thread pool's cost of one call of an empty task per thread count, back to back and after a gap, held\n"
+     "or not, and of a barrier (what every GEMV of a token pays on top of its reads)\n",
      "  --threads LIST      thread counts (default 1 up to the logical CPUs)\n"
      "  --sizes LIST        working sets in bytes, K/M/G suffixes (default half of each cache level, and 256M)\n"
      "  --mode M            hot, cold or both (default both)\n"
      "  --backend B         cpu (default), cuda or vulkan\n"
+     "  --handoff           the pool's hand-off cost instead (with --threads only; JSON: hsdr-handoff/1)\n"
      "  --json              one JSON row per measurement\n"},
     {"compare",
      "compare A.jsonl B.jsonl [--threshold 0.02] [--confidence 0.95] [--raw] [--json]",

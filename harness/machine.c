@@ -88,8 +88,35 @@ size_t hsdr_machine_cache_bytes(int level)
     return o && o->attr ? (size_t)o->attr->cache.size : 0;
 }
 
+/* HSDR_LLC_BYTES: a positive byte count in decimal; a malformed value is a usage error (exit 2), named with the
+ * position of its first bad character, so that a test or a run never silently sizes by the real cache instead. */
+static size_t llc_override(void)
+{
+    const char *env = getenv("HSDR_LLC_BYTES");
+    if (!env || !*env)
+        return 0;
+    size_t v = 0;
+    const char *c = env;
+    for (; *c >= '0' && *c <= '9' && v <= (SIZE_MAX - 9) / 10; c++)
+        v = 10 * v + (size_t)(*c - '0');
+    if (*c || v == 0) {
+        fprintf(stderr, "HSDR_LLC_BYTES='%s': character %d: expected a positive number of bytes (decimal digits, "
+                "below 2^64 / 10)\n", env, *c ? (int)(c - env) + 1 : 1);
+        exit(2);
+    }
+    return v;
+}
+
+int hsdr_machine_llc_overridden(void)
+{
+    return llc_override() != 0;
+}
+
 size_t hsdr_machine_llc_bytes(void)
 {
+    const size_t forced = llc_override();
+    if (forced)
+        return forced;
     static const hwloc_obj_type_t types[] = {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE,
                                              HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE};
     hwloc_topology_t t = hsdr_machine_topology();
@@ -196,6 +223,8 @@ cJSON *hsdr_machine_context(void)
         if (bytes)
             cJSON_AddNumberToObject(caches, cache_names[level - 1], (double)bytes);
     }
+    if (caches && hsdr_machine_llc_overridden()) /* what cold copies were sized from instead of the real LLC */
+        cJSON_AddNumberToObject(caches, "llc_override", (double)hsdr_machine_llc_bytes());
     add_string_or_null(o, "governor",
                        read_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", buf, sizeof buf) == 0
                            ? buf

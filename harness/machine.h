@@ -12,7 +12,11 @@
  * The run adds threads_pinned, pinning, ceilings, matrix... itself. NULL only when out of memory. */
 cJSON *hsdr_machine_context(void);
 
-size_t hsdr_machine_llc_bytes(void);   /* largest cache of one instance (hwloc); 32 MiB if unknown */
+/* Largest cache of one instance (hwloc); 32 MiB if unknown. The environment variable HSDR_LLC_BYTES (bytes, decimal)
+ * replaces it, for tests of what is sized from it (cold copies, bandwidth working sets) on a machine whose cache
+ * would make them slow; a malformed value exits 2 with its position. */
+size_t hsdr_machine_llc_bytes(void);
+int hsdr_machine_llc_overridden(void); /* 1 when HSDR_LLC_BYTES sets it */
 int hsdr_machine_cores(void);          /* physical cores (hwloc), >= 1 */
 int hsdr_machine_logical_cpus(void);   /* PUs (hwloc), >= 1 */
 /* Bytes of one instance of the level-1 data cache (level 1), L2 (2) or L3 (3); 0 when not reported. */

@@ -406,25 +406,45 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
 
 /* ---- filter, shard, free ----------------------------------------------------------------------------------------- */
 
-static bool key_matches(const char *pattern, bool glob, const char *key)
+/* One alternative of a filter (n bytes of a comma-separated list): a glob matching the whole key when it has one of
+ * "*?[", else a substring of the key. */
+static bool alt_matches(const char *alt, size_t n, const char *key)
 {
-    return glob ? fnmatch(pattern, key, 0) == 0 : strstr(key, pattern) != NULL;
+    char pattern[256];
+    if (n == 0 || n >= sizeof pattern)
+        return false;
+    memcpy(pattern, alt, n);
+    pattern[n] = '\0';
+    return strpbrk(pattern, "*?[") ? fnmatch(pattern, key, 0) == 0 : strstr(key, pattern) != NULL;
+}
+
+/* A case key never holds a comma, so a filter's commas separate alternatives: the key is kept when one matches. */
+static bool key_matches(const char *filter, const char *key)
+{
+    for (const char *p = filter;;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (alt_matches(p, n, key))
+            return true;
+        if (!end)
+            return false;
+        p = end + 1;
+    }
 }
 
 void hsdr_matrix_filter(hsdr_matrix *m, const char *pattern)
 {
-    bool glob = strpbrk(pattern, "*?[") != NULL;
     size_t kept = 0;
     for (size_t i = 0; i < m->ncases; i++) {
         char key[256];
         hsdr_case_key(&m->cases[i], key, sizeof key);
-        if (key_matches(pattern, glob, key))
+        if (key_matches(pattern, key))
             m->cases[kept++] = m->cases[i];
     }
     m->ncases = kept;
     kept = 0;
     for (size_t i = 0; i < m->nskipped; i++)
-        if (key_matches(pattern, glob, m->skipped[i].key))
+        if (key_matches(pattern, m->skipped[i].key))
             m->skipped[kept++] = m->skipped[i];
     m->nskipped = kept;
 }

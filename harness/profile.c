@@ -8,6 +8,7 @@
 
 #include "bandwidth.h"
 #include "case.h"
+#include "handoff.h"
 #include "inputs.h"
 #include "machine.h"
 #include "ptq1_0.h"
@@ -148,6 +149,7 @@ int hsdr_profile(const hsdr_profile_options *options)
     size_t n_vin = 0, *vin_of = NULL;
     hsdr_weight_copies *in_place = calloc(ng, sizeof *in_place); /* per GEMV: its weights, read where they are */
     hsdr_pool *pool = NULL;
+    hsdr_split_model split = {0};
     cJSON *doc = NULL;
     float *x = NULL;
     double *token_ns = NULL, *gemv_ns = NULL;
@@ -160,8 +162,17 @@ int hsdr_profile(const hsdr_profile_options *options)
         rc = HSDR_EXIT_USAGE;
         goto done;
     }
+    /* the token made cold: every GEMV's weights in rot.copies copies, token t on copy t mod copies (the raw PTQ1_0
+     * copies here, shared by the variants that read them as stored; a converting variant's own, per setup) */
+    hsdr_profile_rotation rot;
+    hsdr_profile_rotation_plan(total_bytes, hsdr_machine_llc_bytes(), hsdr_timing_memory_cap(), o.hot, &rot);
+    int raw_readers = 0;
+    for (size_t vi = 0; vi < hsdr_registry_count; vi++)
+        raw_readers |= selected(&o, &hsdr_registry[vi]) && !hsdr_registry[vi].device && !hsdr_registry[vi].prepare;
     for (size_t i = 0; i < ng; i++)
-        if (hsdr_weight_copies_borrow(&in_place[i], g[i].W, g[i].bytes, err, sizeof err) != 0) {
+        if ((rot.copies > 1 && raw_readers
+                 ? hsdr_weight_copies_create_n(&in_place[i], g[i].W, g[i].bytes, rot.copies, err, sizeof err)
+                 : hsdr_weight_copies_borrow(&in_place[i], g[i].W, g[i].bytes, err, sizeof err)) != 0) {
             fprintf(stderr, "hsdr profile: %s\n", err);
             rc = HSDR_EXIT_USAGE;
             goto done;
@@ -177,18 +188,22 @@ int hsdr_profile(const hsdr_profile_options *options)
     double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
+    if (o.split_auto && hsdr_split_model_measure(pool, ceiling, &split, err, sizeof err) != 0) {
+        fprintf(stderr, "hsdr profile: --split auto: %s\n", err);
+        rc = HSDR_EXIT_FAIL;
+        goto done;
+    }
     /* the whole model's floor: every layer's weights (+ the head when measured) once per token */
     const double full_floor_ns = (double)plan.token_bytes / ceiling * 1e9;
-    const int cold = total_bytes > 4 * hsdr_machine_llc_bytes();
+    const int cold = rot.cold;
     char kinds_measured[64] = "";
     if (!o.gguf && plan.n_kinds == 2)
         snprintf(kinds_measured, sizeof kinds_measured, " (%d attention)", plan.kinds[0].layers_measured);
     printf("hsdr profile: %s, %d of %d layers%s measured%s, %zu GEMVs, %.1f MB of PTQ1_0 weights per measured token "
-           "(%s the host CPU's %.0f MB last-level cache: %s there); %d token(s), %d thread(s) (%s), activations %s\n",
+           "(host: %s%s); %d token(s), %d thread(s) (%s), activations %s\n",
            plan.model, plan.layers_measured, plan.layers_model, o.head ? " + head" : "", kinds_measured, ng,
-           total_bytes / 1e6, cold ? "over 4x" : "not over 4x", hsdr_machine_llc_bytes() / 1e6,
-           cold ? "cold" : "partly cache-resident, not cold", o.tokens, o.threads, hsdr_pool_pinning(pool),
-           hsdr_dist_name(o.dist));
+           total_bytes / 1e6, rot.why, hsdr_machine_llc_overridden() ? ", the cache size from HSDR_LLC_BYTES" : "",
+           o.tokens, o.threads, hsdr_pool_pinning(pool), hsdr_dist_name(o.dist));
     doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "schema", "hsdr-profile/1");
     cJSON_AddStringToObject(doc, "model", plan.model);
@@ -212,8 +227,24 @@ int hsdr_profile(const hsdr_profile_options *options)
     cJSON_AddNumberToObject(doc, "layers_model", plan.layers_model);
     cJSON_AddNumberToObject(doc, "tokens", o.tokens);
     cJSON_AddNumberToObject(doc, "threads", o.threads);
+    cJSON_AddStringToObject(doc, "split", o.split_auto ? "auto" : "all");
+    if (o.split_auto)
+        printf("split: auto, GEMV of B bytes on the n of least handoff(n) + B / min(n x %.1f GB/s, %.1f GB/s); "
+               "handoff(%d) %.2f us\n", split.per_thread_bytes_per_s / 1e9, ceiling / 1e9, o.threads,
+               split.handoff_ns[o.threads] / 1e3);
     cJSON_AddBoolToObject(doc, "cold", cold);
+    cJSON *ro = cJSON_AddObjectToObject(doc, "rotation"); /* host variants; a device's own rule below */
+    cJSON_AddNumberToObject(ro, "copies", (double)rot.copies);
+    cJSON_AddNumberToObject(ro, "copies_needed", (double)rot.copies_needed);
+    cJSON_AddNumberToObject(ro, "token_bytes", (double)rot.token_bytes);
+    cJSON_AddNumberToObject(ro, "bytes_cycled", (double)rot.bytes_cycled);
+    cJSON_AddNumberToObject(ro, "llc_bytes", (double)rot.llc_bytes);
+    cJSON_AddBoolToObject(ro, "llc_from_env", hsdr_machine_llc_overridden());
+    cJSON_AddNumberToObject(ro, "memory_cap_bytes", (double)rot.cap_bytes);
+    cJSON_AddBoolToObject(ro, "hot_asked", o.hot);
+    cJSON_AddStringToObject(ro, "label", rot.why);
     cJSON_AddNumberToObject(doc, "host_ceiling_bytes_per_s", ceiling); /* each variant names its own ceiling */
+    cJSON_AddNumberToObject(doc, "host_ceiling_threads", o.threads);
     cJSON_AddItemToObject(doc, "context", hsdr_machine_context());
     cJSON *vres = cJSON_AddArrayToObject(doc, "variants");
     x = malloc(sizeof(float) * (size_t)max_k);
@@ -260,15 +291,19 @@ int hsdr_profile(const hsdr_profile_options *options)
             hsdr_case ci = {.variant = v, .K = wi.K, .N = wi.N, .R = 1, .threads = o.threads, .dist = g[i].dist,
                             .mode = HSDR_MODE_HOT, .flns_F = 8, .flns_b = 12};
             /* one setup per GEMV: a token visits every GEMV's weights once, in model order; a variant that reads
-             * PTQ1_0 as stored reads them in place (the mapped file's bytes), a converting one its own copy */
+             * PTQ1_0 as stored reads them in place (the mapped file's bytes) or the shared rotated copies, a
+             * converting one its own copies, as many */
             if (hsdr_timing_setup_create(&ts[i], &ci, &wi, o.threads, HSDR_MODE_HOT, v->device ? NULL : pool,
-                                         &in_place[i], err, sizeof err) != 0) {
+                                         &in_place[i], err, sizeof err) != 0 ||
+                hsdr_timing_setup_copies(&ts[i], rot.copies, err, sizeof err) != 0) {
                 printf("%-14s ERROR: %s\n", v->name, err);
                 ok = 0;
-                for (size_t j = 0; j < i; j++)
+                for (size_t j = 0; j <= i; j++) /* a failed create left ts[i] empty: freeing it is a no-op */
                     hsdr_timing_setup_free(&ts[j]);
             }
             convert_ns += ts[i].convert_ns;
+            if (ok && o.split_auto)
+                hsdr_timing_setup_threads(&ts[i], hsdr_split_threads(&split, (double)ts[i].footprint));
         }
         if (!ok) {
             rc = HSDR_EXIT_FAIL;
@@ -288,7 +323,9 @@ int hsdr_profile(const hsdr_profile_options *options)
         }
         const hsdr_timing_policy tokens = {.warmup = 1, .min_reps = o.tokens, .max_reps = o.tokens,
                                            .noise_target = 0.0, .time_limit_s = INFINITY};
+        hsdr_pool_hold(pool, 1); /* the workers spin between the token's GEMVs */
         ok = hsdr_measure(subjp, (int)ng, &tokens, st, err, sizeof err) == 0;
+        hsdr_pool_hold(pool, 0);
         for (int t = 0; ok && t < o.tokens; t++) {
             token_ns[t] = 0.0;
             for (size_t i = 0; i < ng; i++)
@@ -394,6 +431,8 @@ int hsdr_profile(const hsdr_profile_options *options)
             cJSON_AddNumberToObject(go, "K", g[i].K);
             cJSON_AddNumberToObject(go, "N", g[i].N);
             cJSON_AddNumberToObject(go, "mean_ns", gemv_ns[i] / o.tokens);
+            if (!v->device)
+                cJSON_AddNumberToObject(go, "threads", ts[i].active);
             cJSON_AddItemToArray(br, go);
             hsdr_timing_setup_free(&ts[i]);
         }
@@ -442,6 +481,7 @@ done:
     free(st);
     free(feeds);
     cJSON_Delete(doc);
+    hsdr_split_model_free(&split);
     hsdr_pool_destroy(pool);
     for (size_t j = 0; vin && j < n_vin; j++)
         hsdr_inputs_free(&vin[j]);

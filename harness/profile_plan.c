@@ -253,3 +253,45 @@ void hsdr_profile_plan_free(hsdr_profile_plan *p)
     free(p->random_W);
     memset(p, 0, sizeof *p);
 }
+
+/* bytes as "1.26 GB", "610.0 MB", "36.7 kB" or "900 bytes" */
+static const char *fmt_bytes(uint64_t b, char *buf, size_t n)
+{
+    if (b >= 1000000000u)
+        snprintf(buf, n, "%.2f GB", b / 1e9);
+    else if (b >= 1000000u)
+        snprintf(buf, n, "%.1f MB", b / 1e6);
+    else if (b >= 1000u)
+        snprintf(buf, n, "%.1f kB", b / 1e3);
+    else
+        snprintf(buf, n, "%llu bytes", (unsigned long long)b);
+    return buf;
+}
+
+void hsdr_profile_rotation_plan(uint64_t token_bytes, uint64_t llc_bytes, uint64_t cap_bytes, int hot,
+                                hsdr_profile_rotation *r)
+{
+    memset(r, 0, sizeof *r);
+    const uint64_t tb = token_bytes ? token_bytes : 1, four_llc = 4 * llc_bytes;
+    r->token_bytes = token_bytes, r->llc_bytes = llc_bytes, r->cap_bytes = cap_bytes;
+    r->copies_needed = (size_t)(four_llc / tb + 1); /* the fewest n with n x tb > 4 x llc */
+    const uint64_t fit = cap_bytes / tb;
+    r->copies = hot ? 1 : r->copies_needed <= fit ? r->copies_needed : fit > 1 ? (size_t)fit : 1;
+    r->bytes_cycled = (uint64_t)r->copies * token_bytes;
+    r->cold = r->bytes_cycled > four_llc;
+    char tok[32], llc[32], cyc[32], cap[32];
+    fmt_bytes(token_bytes, tok, sizeof tok), fmt_bytes(llc_bytes, llc, sizeof llc);
+    fmt_bytes(r->bytes_cycled, cyc, sizeof cyc), fmt_bytes(cap_bytes, cap, sizeof cap);
+    if (r->cold && r->copies == 1)
+        snprintf(r->why, sizeof r->why, "cold: the %s token alone is over 4x the %s last-level cache", tok, llc);
+    else if (r->cold)
+        snprintf(r->why, sizeof r->why, "cold: %zu token copies, %s cycled, over 4x the %s last-level cache",
+                 r->copies, cyc, llc);
+    else if (hot)
+        snprintf(r->why, sizeof r->why, "not cold (--hot): the %s token read in place, not over 4x the %s "
+                 "last-level cache: partly cache-resident", tok, llc);
+    else
+        snprintf(r->why, sizeof r->why, "not cold: %zu copies of the %s token are needed to exceed 4x the %s "
+                 "last-level cache, the %s memory cap holds %zu: partly cache-resident", r->copies_needed, tok, llc,
+                 cap, r->copies);
+}

@@ -64,4 +64,22 @@ int hsdr_profile_plan_gguf(hsdr_profile_plan *p, const char *path, const char *g
                            hsdr_dist dist, char *err, size_t errlen);
 void hsdr_profile_plan_free(hsdr_profile_plan *p);
 
+/* How the measured token is made cold on any cache size: every GEMV's weights in `copies` copies, token t reading
+ * copy t mod copies of each, so that between two visits of one copy every other copy of the token is read: the
+ * bytes cycled, copies x the token's PTQ1_0 bytes, exceed 4x the last-level cache. The fewest copies that do;
+ * 1 (the weights read in place) when the token alone exceeds it, or when hot is asked for. Each set of copies (the
+ * raw PTQ1_0 ones, or one variant's converted form) must fit the memory cap; when the copies needed do not, as
+ * many as fit are rotated and the run is labelled not cold, with why. */
+typedef struct {
+    size_t copies;         /* >= 1 */
+    uint64_t token_bytes;  /* the measured token's PTQ1_0 bytes */
+    uint64_t bytes_cycled; /* copies x token_bytes */
+    uint64_t llc_bytes, cap_bytes;
+    size_t copies_needed;  /* the fewest copies cycling more than 4x the LLC */
+    int cold;              /* bytes_cycled > 4 x llc_bytes */
+    char why[320];         /* how it is cold, or why it is not */
+} hsdr_profile_rotation;
+void hsdr_profile_rotation_plan(uint64_t token_bytes, uint64_t llc_bytes, uint64_t cap_bytes, int hot,
+                                hsdr_profile_rotation *r);
+
 #endif

@@ -276,6 +276,12 @@ static int member_setup(member *x, const hsdr_inputs *in, hsdr_pool *pool, hsdr_
     }
     hsdr_timing_subject(&x->ts, -1, 0, 0, &x->subject);
     x->timed = 1;
+    static int warned;
+    const size_t cycled = v->device ? 0 : x->ts.wc->rot.n * x->ts.wc->bytes, llc = hsdr_machine_llc_bytes();
+    if (x->c.mode == HSDR_MODE_COLD && !v->device && cycled <= 4 * llc && !warned++)
+        fprintf(stderr, "hsdr run: %s: its cold copies cycle %.0f MB, not over 4x the %.0f MB last-level cache: the "
+                "setups in flight share half the memory (first such case; others may be too)\n", x->key,
+                (double)cycled / 1e6, (double)llc / 1e6);
     return 0;
 }
 
@@ -489,6 +495,8 @@ static void config_open(run_state *rs, configuration *cf)
         return; /* config_close writes the error rows */
     }
     member *g = cf->g;
+    /* the cases, a companion and the shared copies, in each of the configurations in flight */
+    hsdr_timing_copy_share((size_t)(rs->m->visits > 1 ? rs->m->visits : 1) * (n + 2));
     const hsdr_case *first = &rs->m->cases[cf->idx[0]];
     hsdr_pool *pool = pool_for(&rs->pools, first->threads, err, sizeof err);
     for (size_t i = 0; i < n; i++) {

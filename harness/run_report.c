@@ -18,7 +18,8 @@ void hsdr_run_print_plan(const hsdr_matrix *m, const run_options *opt, size_t ex
     printf("; shard %d/%d runs %zu\n", opt->shard_i, opt->shard_n, m->ncases);
     if (opt->filter && filtered == 0 && expanded > 0)
         printf("hsdr run: --filter '%s' selects none of the %zu cases: a glob (* ? [) must match a whole key, e.g. "
-               "'variant=cpu.direct *'; without one it matches any part of the key (`--dry-run` prints the keys)\n",
+               "'variant=cpu.direct *'; without one it matches any part of the key; commas separate alternatives "
+               "(`--dry-run` prints the keys)\n",
                opt->filter, expanded);
     if (!opt->dry_run && opt->quiet)
         return;

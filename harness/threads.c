@@ -1,14 +1,21 @@
 /* The pinned thread pool (threads.h).
  *
  * Three wait points, one pattern: a 32-bit atomic word that the waiter watches change. A waiter spins on it (pause)
- * for a while (SPIN_NS between calls, IN_CALL_SPIN_NS inside one; never when oversubscribed), then announces itself in a sleeper count and sleeps on the word with a futex; whoever changes
+ * for a while (SPIN_NS between calls, HOLD_SPIN_NS while held, IN_CALL_SPIN_NS inside one; never when
+ * oversubscribed), then announces itself in a sleeper count and sleeps on the word with a futex; whoever changes
  * the word wakes the futex only when the sleeper count is non-zero, so a busy pool never makes a system call. The
  * sleeper increment and the word's change are both sequentially consistent read-modify-writes followed by a load of
  * the other one (Dekker): either the waiter sees the new word or the changer sees the sleeper, and FUTEX_WAIT
  * re-checks the word in the kernel, so no wake-up is lost.
- *   gen        bumped by hsdr_pool_run (and destroy); workers wait for it to move past the last one they ran
+ *   gen        bumped by hsdr_pool_run_n (and destroy); workers wait for it to move past the last one they saw
  *   remaining  workers still running the current call; the caller waits for 0 (the last worker wakes it)
- *   bar_gen    bumped by the last thread to arrive at a barrier; the others wait for it to move */
+ *   bar_gen    bumped by the last thread to arrive at a barrier; the others wait for it to move
+ * A call on n threads of T (run_n) leaves workers n..T-1 out: the caller waits for the n - 1 active ones only, so
+ * an inactive worker may still be on its way to seeing call g when call g + 1 is published. Each call's n sits in a
+ * ring (call_n[g % CALL_RING]) and a worker trusts the n it read for g only if gen still equals g after reading it
+ * (a seqlock read): a slot is rewritten only for call g + CALL_RING, published after g + 1. If gen has moved on, the
+ * worker was not active in g (the caller would have waited for it) and it just looks again. A hold (hsdr_pool_hold)
+ * stretches the workers' spin between calls from SPIN_NS to HOLD_SPIN_NS. */
 #include "threads.h"
 
 #include <errno.h>
@@ -45,6 +52,11 @@ enum { MAX_THREADS = 4096 };
  * whose wake-up from a futex can cost hundreds of microseconds on a VM (a halted vCPU), inside the timed region. */
 static const long SPIN_NS = 50000;
 static const long IN_CALL_SPIN_NS = 2000000;
+/* Between calls while the pool is held (a token's GEMVs with caller-only work between them): long enough for any
+ * encoding or bookkeeping between two GEMVs, short enough that a caller that forgets to release does not keep the
+ * cores busy for more than a few milliseconds of idling. */
+static const long HOLD_SPIN_NS = 10000000;
+enum { CALL_RING = 4 };
 
 typedef struct {
     hsdr_pool *pool;
@@ -55,9 +67,12 @@ struct hsdr_pool {
     /* each group of hot atomics on its own cache line: workers poll gen while they decrement remaining */
     alignas(64) atomic_uint gen;
     atomic_uint gen_sleepers;
-    void (*fn)(int tid, int nthreads, void *arg); /* written before gen moves, read after: no race */
+    atomic_int hold;                  /* hsdr_pool_hold: workers spin up to HOLD_SPIN_NS between calls */
+    atomic_uint call_n[CALL_RING];    /* threads of call g at [g % CALL_RING] (seqlock read: see the head) */
+    void (*fn)(int tid, int nthreads, void *arg); /* written before gen moves, read by the active after: no race */
     void *arg;
-    int stop;
+    int active;                       /* threads of the current call, read by them at barriers */
+    atomic_int stop;
     alignas(64) atomic_uint remaining;
     atomic_uint caller_sleeping;
     alignas(64) atomic_uint bar_count;
@@ -84,8 +99,9 @@ static void futex_wake_all(atomic_uint *word)
     syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Wait until *word != value: spin up to spin_ns, then sleep. */
-static void wait_while_equal(atomic_uint *word, unsigned value, atomic_uint *sleepers, long spin_ns)
+/* Wait until *word != value: spin up to spin_ns (HOLD_SPIN_NS while *hold, when hold is given), then sleep. */
+static void wait_while_equal(atomic_uint *word, unsigned value, atomic_uint *sleepers, long spin_ns,
+                             const atomic_int *hold)
 {
     if (spin_ns > 0) {
         long start = (long)hsdr_now_ns();
@@ -93,8 +109,11 @@ static void wait_while_equal(atomic_uint *word, unsigned value, atomic_uint *sle
             if (atomic_load_explicit(word, memory_order_acquire) != value)
                 return;
             cpu_relax();
-            if ((iter & 15) == 0 && (long)hsdr_now_ns() - start > spin_ns)
-                break;
+            if ((iter & 15) == 0) {
+                long limit = hold && atomic_load_explicit(hold, memory_order_relaxed) ? HOLD_SPIN_NS : spin_ns;
+                if ((long)hsdr_now_ns() - start > limit)
+                    break;
+            }
         }
     }
     atomic_fetch_add(sleepers, 1);
@@ -111,18 +130,27 @@ static void advance_and_wake(atomic_uint *word, atomic_uint *sleepers)
         futex_wake_all(word);
 }
 
+static void nothing(int tid, int nthreads, void *arg)
+{
+    (void)tid, (void)nthreads, (void)arg;
+}
+
 static void *worker_main(void *varg)
 {
     const worker_arg *wa = varg;
     hsdr_pool *p = wa->pool;
-    unsigned seen = 0; /* gen starts at 0; each call moves it by exactly one (the next waits for this worker) */
+    unsigned seen = 0; /* gen starts at 0; each call moves it by one; an inactive worker may skip calls */
     for (;;) {
         long spin_ns = atomic_load_explicit(&p->spin_ns, memory_order_relaxed);
-        wait_while_equal(&p->gen, seen, &p->gen_sleepers, spin_ns);
-        seen++;
-        if (p->stop)
+        wait_while_equal(&p->gen, seen, &p->gen_sleepers, spin_ns, &p->hold);
+        if (atomic_load(&p->stop))
             return NULL;
-        p->fn(wa->tid, p->nthreads, p->arg);
+        unsigned g = atomic_load_explicit(&p->gen, memory_order_acquire);
+        unsigned n = atomic_load_explicit(&p->call_n[g % CALL_RING], memory_order_acquire);
+        seen = g;
+        if (atomic_load_explicit(&p->gen, memory_order_acquire) != g || wa->tid >= (int)n)
+            continue; /* not active in call g: moved on without us, or left out of it */
+        p->fn(wa->tid, (int)n, p->arg);
         if (atomic_fetch_sub(&p->remaining, 1) == 1 && atomic_load(&p->caller_sleeping) != 0)
             futex_wake_all(&p->remaining);
     }
@@ -130,15 +158,26 @@ static void *worker_main(void *varg)
 
 void hsdr_pool_run(hsdr_pool *p, void (*fn)(int tid, int nthreads, void *arg), void *arg)
 {
-    if (p->nthreads == 1) {
+    hsdr_pool_run_n(p, p->nthreads, fn, arg);
+}
+
+void hsdr_pool_run_n(hsdr_pool *p, int n, void (*fn)(int tid, int nthreads, void *arg), void *arg)
+{
+    n = n < 1 ? 1 : n > p->nthreads ? p->nthreads : n;
+    if (n == 1) {
+        p->active = 1;
         fn(0, 1, arg);
         return;
     }
     p->fn = fn;
     p->arg = arg;
-    atomic_store(&p->remaining, (unsigned)(p->nthreads - 1));
+    p->active = n;
+    /* the caller alone moves gen: the next call is gen + 1; its slot was last read for the call CALL_RING back */
+    unsigned next = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1;
+    atomic_store_explicit(&p->call_n[next % CALL_RING], (unsigned)n, memory_order_release);
+    atomic_store(&p->remaining, (unsigned)(n - 1));
     advance_and_wake(&p->gen, &p->gen_sleepers);
-    fn(0, p->nthreads, arg);
+    fn(0, n, arg);
     /* wait for remaining == 0 */
     long spin_ns = atomic_load_explicit(&p->spin_ns, memory_order_relaxed) ? IN_CALL_SPIN_NS : 0;
     if (spin_ns > 0) {
@@ -159,18 +198,35 @@ void hsdr_pool_run(hsdr_pool *p, void (*fn)(int tid, int nthreads, void *arg), v
 
 void hsdr_pool_barrier(hsdr_pool *p)
 {
-    if (p->nthreads == 1) {
+    if (p->active <= 1) {
         atomic_thread_fence(memory_order_seq_cst);
         return;
     }
     unsigned g = atomic_load(&p->bar_gen); /* read before arriving: it cannot move until this thread arrives */
-    if (atomic_fetch_add(&p->bar_count, 1) == (unsigned)p->nthreads - 1) {
+    if (atomic_fetch_add(&p->bar_count, 1) == (unsigned)p->active - 1) {
         atomic_store(&p->bar_count, 0); /* nobody can arrive at the next barrier before bar_gen moves */
         advance_and_wake(&p->bar_gen, &p->bar_sleepers);
     } else {
         long spin_ns = atomic_load_explicit(&p->spin_ns, memory_order_relaxed) ? IN_CALL_SPIN_NS : 0;
-        wait_while_equal(&p->bar_gen, g, &p->bar_sleepers, spin_ns);
+        wait_while_equal(&p->bar_gen, g, &p->bar_sleepers, spin_ns, NULL);
     }
+}
+
+void hsdr_pool_hold(hsdr_pool *p, int on)
+{
+    atomic_store(&p->hold, on != 0);
+    if (on && p->nthreads > 1 && atomic_load_explicit(&p->spin_ns, memory_order_relaxed) > 0)
+        hsdr_pool_run(p, nothing, NULL); /* workers asleep now wake here and spin from now on */
+}
+
+int hsdr_pool_held(const hsdr_pool *p)
+{
+    return atomic_load(&((hsdr_pool *)p)->hold);
+}
+
+int hsdr_pool_sleeping(const hsdr_pool *p)
+{
+    return (int)atomic_load(&((hsdr_pool *)p)->gen_sleepers);
 }
 
 int hsdr_pool_threads(const hsdr_pool *p)
@@ -303,7 +359,7 @@ static void pin_threads(hsdr_pool *p)
 static void stop_workers(hsdr_pool *p)
 {
     if (p->started > 0) {
-        p->stop = 1;
+        atomic_store(&p->stop, 1);
         advance_and_wake(&p->gen, &p->gen_sleepers);
         for (int i = 0; i < p->started; i++)
             pthread_join(p->threads[i], NULL);
@@ -325,12 +381,17 @@ hsdr_pool *hsdr_pool_create(int nthreads, int pin, char *err, size_t errlen)
     memset(p, 0, sizeof *p);
     atomic_init(&p->gen, 0);
     atomic_init(&p->gen_sleepers, 0);
+    atomic_init(&p->hold, 0);
+    atomic_init(&p->stop, 0);
+    for (int i = 0; i < CALL_RING; i++)
+        atomic_init(&p->call_n[i], 0);
     atomic_init(&p->remaining, 0);
     atomic_init(&p->caller_sleeping, 0);
     atomic_init(&p->bar_count, 0);
     atomic_init(&p->bar_gen, 0);
     atomic_init(&p->bar_sleepers, 0);
     p->nthreads = nthreads;
+    p->active = nthreads;
     /* spinning only pays when every thread has a CPU of its own (pinned, or no more threads than the CPUs the
      * creating thread may run on); else a spinner takes the CPU of the thread it waits for */
     cpu_set_t allowed;

@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,16 @@ size_t hsdr_timing_memory_cap(void)
     size_t quarter = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 4 : (size_t)1 << 30;
     size_t four_gib = (size_t)4 << 30;
     return quarter < four_gib ? quarter : four_gib;
+}
+
+/* The cap of one setup's copies set by hsdr_timing_copy_share (0: not set). */
+static _Atomic size_t share_cap;
+
+void hsdr_timing_copy_share(size_t setups)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    size_t half = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)2 << 30;
+    atomic_store(&share_cap, setups > 0 ? half / setups : 0);
 }
 
 static size_t align64(size_t n)
@@ -176,7 +187,7 @@ out:
 /* ---- weight copies ---- */
 
 /* Copies of `bytes` that mode needs: hot 1; cold more than 4x the last-level cache in total (at most 65536), within
- * the memory cap (at least 2). 0 when even that does not fit. */
+ * the memory cap and the run's share (at least 2). 0 when even that does not fit. */
 static size_t copies_for(size_t bytes, hsdr_mode mode)
 {
     size_t n = 1;
@@ -185,7 +196,10 @@ static size_t copies_for(size_t bytes, hsdr_mode mode)
         if (n > 65536)
             n = 65536;
     }
-    const size_t cap = hsdr_timing_memory_cap();
+    size_t cap = hsdr_timing_memory_cap();
+    const size_t share = atomic_load(&share_cap);
+    if (share > 0 && share < cap)
+        cap = share;
     if (n * align64(bytes) > cap) {
         n = cap / align64(bytes);
         if (n < (mode == HSDR_MODE_COLD ? 2u : 1u))
@@ -208,6 +222,15 @@ int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t b
     const size_t n = copies_for(bytes, mode);
     if (n == 0)
         return refuse(bytes, mode, err, errlen);
+    return hsdr_weight_copies_create_n(wc, W, bytes, n, err, errlen);
+}
+
+int hsdr_weight_copies_create_n(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, size_t n, char *err,
+                                size_t errlen)
+{
+    memset(wc, 0, sizeof *wc);
+    if (n < 1)
+        n = 1;
     wc->copies = calloc(n, sizeof(void *));
     wc->block = aligned_alloc(64, n * align64(bytes));
     if (!wc->copies || !wc->block) {
@@ -306,6 +329,23 @@ static int device_setup(hsdr_timing_setup *ts, const hsdr_inputs *in, hsdr_mode 
     return 0;
 }
 
+void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n)
+{
+    if (ts->dev || !ts->r0)
+        return;
+    n = n < 1 ? 1 : n > ts->nthreads ? ts->nthreads : n;
+    ts->active = n;
+    /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
+     * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
+     * leave threads idle when R approaches N / T) */
+    const int N = ts->exec.N, chunk = (N + n - 1) / n;
+    for (int t = 0; t < ts->nthreads; t++) {
+        long a = (long)t * chunk, b = (long)(t + 1) * chunk;
+        ts->r0[t] = (int)(t < n && a < N ? a : N);
+        ts->r1[t] = (int)(t < n && b < N ? b : N);
+    }
+}
+
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, hsdr_pool *pool, hsdr_weight_copies *shared, char *err, size_t errlen)
 {
@@ -343,15 +383,7 @@ int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hs
             goto oom;
         memset(ts->scratch[t], 0, align64(sb ? sb : 64)); /* variants may keep state there: it starts zeroed */
     }
-    /* rows split evenly over the threads; a thread builds its own activation tiles for every R rows of its range,
-     * so with T threads there are at least T builds per matvec (rounding ranges up to multiples of R instead would
-     * leave threads idle when R approaches N / T) */
-    int chunk = (in->N + nthreads - 1) / nthreads;
-    for (int t = 0; t < nthreads; t++) {
-        long a = (long)t * chunk, b = (long)(t + 1) * chunk;
-        ts->r0[t] = (int)(a < in->N ? a : in->N);
-        ts->r1[t] = (int)(b < in->N ? b : in->N);
-    }
+    hsdr_timing_setup_threads(ts, nthreads);
     if (!v->prepare && shared) {
         ts->wc = shared;
     } else {
@@ -384,6 +416,20 @@ oom:
     hsdr_timing_setup_free(ts);
     return hsdr_errorf(err, errlen, "out of memory setting up K=%d N=%d (weights %zu bytes)", in->K, in->N,
                        in->weight_bytes);
+}
+
+int hsdr_timing_setup_copies(hsdr_timing_setup *ts, size_t n, char *err, size_t errlen)
+{
+    if (ts->dev || ts->wc != &ts->own || n <= ts->own.rot.n)
+        return 0;
+    hsdr_weight_copies more;
+    if (hsdr_weight_copies_create_n(&more, ts->own.copies[0], ts->own.bytes, n, err, errlen) != 0)
+        return -1;
+    hsdr_weight_copies_free(&ts->own);
+    ts->own = more;
+    ts->rot = &ts->own.rot;
+    ts->exec.weights = ts->own.copies[0];
+    return 0;
 }
 
 /* One full device launch on copy 0 (a sample outside any rotation) on the activations ts->exec.x holds now (uploaded
@@ -438,7 +484,9 @@ static void rep_fn(int tid, int nthreads, void *arg)
         return;
     }
     hsdr_markers_start("matvec");
-    if (tid == 0 && v->prologue)
+    if (v->prologue_part)
+        v->prologue_part(&e, tid, nthreads); /* the activation-side work shared by every thread, split by groups */
+    else if (tid == 0 && v->prologue)
         v->prologue(&e);
     if (nthreads > 1)
         hsdr_pool_barrier(a->ts->pool);
@@ -451,7 +499,7 @@ int hsdr_timing_run_pool(hsdr_timing_setup *ts)
     if (ts->dev)
         return device_full(ts);
     rep_arg a = {ts, ts->wc->copies[0], 0, 0, -1};
-    hsdr_pool_run(ts->pool, rep_fn, &a);
+    hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     return 0;
 }
 
@@ -462,7 +510,7 @@ static int matvec_launch(hsdr_subject *s, size_t copy, int count)
     rep_arg a = {ts, NULL, s->skip, s->twice, s->stage};
     for (int i = 0; i < count; i++) {
         a.weights = ts->wc->copies[(copy + (size_t)i) % ts->rot->n];
-        hsdr_pool_run(ts->pool, rep_fn, &a);
+        hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     }
     return 0;
 }

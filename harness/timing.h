@@ -89,6 +89,10 @@ typedef struct {
 } hsdr_weight_copies;
 int hsdr_weight_copies_create(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, hsdr_mode mode, char *err,
                               size_t errlen);
+/* n >= 1 copies of W, whatever the mode (a token's rotation is sized by its caller: profile_plan.h). 0, or -1 when
+ * out of memory. */
+int hsdr_weight_copies_create_n(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, size_t n, char *err,
+                                size_t errlen);
 /* One copy that is the caller's bytes, read in place (hot; nothing copied, W must outlive wc): a mapped model file's
  * tensor. 0, or -1 when out of memory. hsdr_weight_copies_free leaves W alone. */
 int hsdr_weight_copies_borrow(hsdr_weight_copies *wc, const uint8_t *W, size_t bytes, char *err, size_t errlen);
@@ -103,7 +107,8 @@ typedef struct {
     hsdr_rotation *rot;
     void **scratch;          /* per thread */
     int nthreads;
-    int *r0, *r1;            /* per-thread row ranges */
+    int active;              /* host: threads its pool runs use (hsdr_pool_run_n): nthreads, or fewer when set */
+    int *r0, *r1;            /* per-thread row ranges over the active threads */
     double convert_ns;       /* time of the first prepare(), 0 without one */
     size_t footprint;        /* prepared bytes, or the PTQ1_0 bytes */
     hsdr_device_run *dev;    /* device variants: the variant's device state (no host copies, no scratch) */
@@ -114,6 +119,10 @@ typedef struct {
 /* Memory a setup may use for cold copies (bytes): min(4 GiB, a quarter of physical memory). Device variants: weight
  * copies on the device totalling more than 3x its L2 (cold), made by the variant. */
 size_t hsdr_timing_memory_cap(void);
+/* The setups alive at once (hsdr run: every member of the configurations in flight) share half the physical memory
+ * from now on: each one's copies stay within half / setups as well as the memory cap (0: the cap alone). A run of
+ * nine variants, each rotated over 4x a big last-level cache, reached 24 GB and was killed before this. */
+void hsdr_timing_copy_share(size_t setups);
 /* Columns 0..cols-1 of the case's activations, cols x K floats (column 0 is in->x; the others are drawn from the
  * case's seed and distribution). NULL when out of memory or the distribution cannot fill K. Caller frees. */
 float *hsdr_timing_columns(const hsdr_inputs *in, int cols);
@@ -123,13 +132,20 @@ float *hsdr_timing_columns(const hsdr_inputs *in, int cols);
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
                              hsdr_mode mode, hsdr_pool *pool, hsdr_weight_copies *shared, char *err, size_t errlen);
 void hsdr_timing_setup_free(hsdr_timing_setup *ts);
+/* Run ts's pool launches on the first n threads (clipped to 1..nthreads; the others skip them, run_n), rows split
+ * evenly over those: a small GEMV on fewer threads (handoff.h's split rule chooses n). No effect on device variants. */
+void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n);
+/* A host setup with its own copies (a converted form, or raw PTQ1_0 when nothing was shared) rotates over n of them
+ * from now on, the first one's bytes copied; shared copies and device variants are left as they are. 0, or -1 when
+ * out of memory (ts unchanged). */
+int hsdr_timing_setup_copies(hsdr_timing_setup *ts, size_t n, char *err, size_t errlen);
 /* prologue + rows over all rows on the calling thread (validation, warming intermediate buffers); a device variant:
  * the activations at ts->exec.x uploaded again (they may have changed since the setup), one full run, y copied back.
  * 0, or -1 with the device's message in ts->err. */
 int hsdr_timing_run_serial(hsdr_timing_setup *ts);
-/* One full matvec on the pool (prologue on thread 0, barrier, rows on every thread), on the first weight copy, on the
- * activations ts->exec.x holds now (a device variant uploads them first): what a timed launch runs, for callers that
- * use the output (profile, quality). */
+/* One full matvec on the pool (the prologue on thread 0, or its parts on every thread with prologue_part; barrier;
+ * rows on every thread), on the first weight copy, on the activations ts->exec.x holds now (a device variant uploads
+ * them first): what a timed launch runs, for callers that use the output (profile, quality). */
 int hsdr_timing_run_pool(hsdr_timing_setup *ts);
 /* The subject that launches ts: the full matvec with ablation masks skip / twice (stage < 0), or stage `stage`
  * alone, on ts's weight rotation. */

@@ -96,8 +96,8 @@ typedef struct {
 
 /* One timed matvec. The harness owns every buffer, the threads and the clock; a variant only computes.
  * Flow of one timed repetition: prologue(e) once (activation-side work: encode, and route where it does not depend
- * on rows), then rows(e, r0, r1, scratch) on every thread over disjoint, even row ranges; state-set variants build
- * their tiles once per R rows of their own range. */
+ * on rows; split over every thread when the variant has prologue_part), then rows(e, r0, r1, scratch) on every thread
+ * over disjoint, even row ranges; state-set variants build their tiles once per R rows of their own range. */
 typedef struct {
     int K, N, R;             /* R: rows that share one built activation tile (state-set variants) */
     int flns_F, flns_b;
@@ -191,6 +191,10 @@ struct hsdr_variant {
     size_t (*act_bytes)(int K);
     size_t (*scratch_bytes)(int K, int R); /* per thread, zeroed before first use */
     void (*prologue)(const hsdr_exec *e);
+    /* NULL, or the prologue split into parts: every thread of a timed matvec calls it with (tid, nthreads), each part
+     * does its share of the activation-side work (groups g0..g1 of encode and route), and one barrier follows. The
+     * parts of 0..parts-1 together write exactly the bytes prologue(e) writes (prologue is prologue_part(e, 0, 1)). */
+    void (*prologue_part)(const hsdr_exec *e, int part, int parts);
     void (*rows)(const hsdr_exec *e, int r0, int r1, void *scratch);
     /* One stage alone over rows r0..r1, on the buffers a full run left. The harness calls it on every thread with
      * that thread's range; activation-side stages (encode, and route when it is per matvec) work only in the call

@@ -145,6 +145,7 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 12, D(ROUTE) = 3, D(DECODE) = 7, D(REDUCE) = 76, D(SCALE) = 10, D(MERGE) = 1},
      .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
      .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .prologue_part = hsdr_cpu_direct_prologue_part,
      .rows = hsdr_cpu_direct_rows, .stage = hsdr_cpu_direct_stage},
     {.name = "cpu.flns", .backend = "cpu", .family = "flns",
      .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), then the fLNS tree (F, b) per group, 8 rows a "
@@ -156,6 +157,7 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 12, D(ROUTE) = 3, D(DECODE) = 7, D(REDUCE) = 76, D(SCALE) = 41, D(MERGE) = 1},
      .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
      .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .prologue_part = hsdr_cpu_direct_prologue_part,
      .rows = hsdr_cpu_flns_rows, .stage = hsdr_cpu_flns_stage},
     {.name = "cpu.q1516", .backend = "cpu", .family = "q1516",
      .summary = "cpu.direct's exact A[8] (lane pairs over 16 rows), S = sum A[p] C31[p] (int64), Q15.16 per group "
@@ -168,6 +170,7 @@ const hsdr_variant hsdr_registry[] = {
                D(MERGE) = 1},
      .prepare = hsdr_cpu_direct_prepare, .release = hsdr_cpu_direct_release, .act_bytes = hsdr_cpu_direct_act_bytes,
      .scratch_bytes = hsdr_cpu_direct_scratch_bytes, .prologue = hsdr_cpu_direct_prologue,
+     .prologue_part = hsdr_cpu_direct_prologue_part,
      .rows = hsdr_cpu_q1516_rows, .stage = hsdr_cpu_q1516_stage},
     /* cpu.stateset and cpu.tile64 share the converted weights, the LNS8 prologue, the tile analysis, scale and merge
      * of kernels/cpu/stateset_avx2.c (their depths: kernels/cpu/stateset_avx2.h). */
@@ -181,6 +184,7 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 10, D(ROUTE) = 64, D(REDUCE) = 56, D(SCALE) = 7},
      .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,
      .scratch_bytes = hsdr_cpu_stateset_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,
+     .prologue_part = hsdr_cpu_ss_prologue_part,
      .rows = hsdr_cpu_stateset_rows, .stage = hsdr_cpu_stateset_stage},
     {.name = "cpu.tile64", .backend = "cpu", .family = "tile64",
      .summary = "64-lane state sets (two tiles per group, one uint64 per state), same build; per row and state "
@@ -192,6 +196,7 @@ const hsdr_variant hsdr_registry[] = {
      .depth = {D(ENCODE) = 10, D(ROUTE) = 46, D(REDUCE) = 39, D(SCALE) = 7},
      .prepare = hsdr_cpu_ss_prepare, .release = hsdr_cpu_ss_release, .act_bytes = hsdr_cpu_ss_act_bytes,
      .scratch_bytes = hsdr_cpu_tile64_scratch_bytes, .prologue = hsdr_cpu_ss_prologue,
+     .prologue_part = hsdr_cpu_ss_prologue_part,
      .rows = hsdr_cpu_tile64_rows, .stage = hsdr_cpu_tile64_stage},
 #endif
     /* ---- CUDA (kernels/cuda/): timed by the device's clock (CUDA events) through their device ops ---- */

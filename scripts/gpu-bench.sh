@@ -11,9 +11,11 @@
 # GPU_BENCH_QUICK=1: while working on a kernel, the gate, the bandwidth, the matrix rows of the Q8_1 kernels and of
 # the tensor-core HSDR paths, their bonsai2-27b profile and an Nsight Compute pass only (about five minutes); then,
 # when a Vulkan driver answers, the Vulkan check and the Q8 Vulkan rows beside cuda.production (into $OUT/vulkan).
-# GPU_BENCH_PART=1, 2 or 3: the full run in three calls of the lent machine (each under its 10-minute limit), each
+# GPU_BENCH_PART=1, 2, 3 or 4: the full run in four calls of the lent machine (each under its 10-minute limit), each
 # beginning with the gate: 1 = the sanitizer, bandwidth and the CUDA matrix ($OUT/cuda); 2 = the Vulkan check,
-# bandwidth and matrix ($OUT/vulkan); 3 = the profiles, states, quality, Nsight and SASS mix. gpu-bench.log is per part
+# bandwidth and matrix ($OUT/vulkan); 3 = the profiles, states, quality, Nsight and SASS mix; 4 = the CPU study of the
+# machine's host (scripts/cpu-host.sh into $OUT/host: hand-off, threads sweep, a token on every core; it also ends an
+# unparted run; GPU_BENCH_BEFORE names an older build's hsdr to run beside this one there). gpu-bench.log is per part
 # (gpu-bench-1.log, -2.log, -3.log), and so is clocks.csv, the SM clock sampled every 250 ms (clocks-1.csv, ...): a
 # Vulkan-only process was seen at the idle clock on the H200; the log's last line says whether this run was. Here,
 # `hsdr merge DIR cuda/results.jsonl vulkan/results.jsonl` (gunzipped) joins the two matrices into DIR/results.jsonl +
@@ -75,6 +77,10 @@ nsight() {
 sass() {
     command -v cuobjdump >/dev/null 2>&1 || return 0
     step sass scripts/sass-mix.sh "$hsdr" 'soa_rows_small|soa_rows_large|pt_rows|lanes8_rowsP|cols_rowsILi8ELi1E'
+}
+# the CPU study of this machine's host, after the GPU rows (nothing else runs on its cores then)
+host() {
+    step host env OUT="$out/host" scripts/cpu-host.sh "$dir" ${GPU_BENCH_BEFORE:-}
 }
 vulkan_quick='cuda.production,cuda.planar2,vulkan.production,vulkan.planar2*,vulkan.dmmv,vulkan.direct'
 quick_variants='cuda.production*,cuda.planar2*,cuda.ptq1_0_tma*,cuda.ptq1_0_ring,cuda.lanes8,cuda.cols,cuda.direct_mma*,cuda.q1516*'
@@ -156,6 +162,10 @@ open(sys.argv[1], "w").writelines(rows)' "$out/$1/results.jsonl" "$1" || status=
     if [ "$part" = 1 ] || [ "$part" = 2 ]; then
         finish
     fi
+    if [ "$part" = 4 ]; then
+        host
+        finish
+    fi
     # a whole decode token per model: each GEMV's launches captured into one CUDA graph, replayed back to back
     for m in bonsai2-27b:4 bonsai-8b:2 bonsai-4b:2; do
         step "profile-${m%%:*}" "$hsdr" profile --model "${m%%:*}" --layers "${m##*:}" --tokens 50 \
@@ -167,6 +177,7 @@ open(sys.argv[1], "w").writelines(rows)' "$out/$1/results.jsonl" "$1" || status=
     nsight cuda.production cuda.production_pt cuda.cols cuda.planar2_tma cuda.ptq1_0_tma cuda.direct_mma \
         cuda.direct_mma_p2
     sass
+    [ -z "$part" ] && host
 else
     echo "== the CUDA kernels failed their check: nothing is timed" | tee -a "$log"
 fi

@@ -12,3 +12,19 @@ cli_test(bandwidth_missing_value 2 "--sizes needs a value" -- $<TARGET_FILE:hsdr
 cli_test(bandwidth_unknown_option 2 "unknown option '--frob'" -- $<TARGET_FILE:hsdr> bandwidth --frob)
 # a device backend: named in the registry, or refused by name; unavailable here (no GPU in CI): exit 1, saying why
 cli_test(bandwidth_backend_unknown 2 "no device variant of backend 'nosuch'" -- $<TARGET_FILE:hsdr> bandwidth --backend nosuch)
+# --handoff: the pool's hand-off table on 1 and 2 threads; JSON shape (and profile --split auto's) in
+# tests/check_handoff.py; the options that do not apply to it are refused by name
+cli_test(bandwidth_handoff 0 "^hand-off: one hsdr_pool_run of an empty task"
+  "^threads +free gap 0 .* barrier +pinning$" "^2 +[0-9.]+ \\([0-9.]+\\) "
+  -- $<TARGET_FILE:hsdr> bandwidth --handoff --threads 1,2)
+cli_test(bandwidth_handoff_sizes 2 "--handoff measures the host's thread pool: .* not --sizes"
+  -- $<TARGET_FILE:hsdr> bandwidth --handoff --sizes 64K)
+cli_test(bandwidth_handoff_backend 2 "--handoff .* not --backend"
+  -- $<TARGET_FILE:hsdr> bandwidth --handoff --backend cuda)
+cli_test(profile_bad_split 2 "--split 'some': expected all or auto"
+  -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --split some)
+if(HSDR_PYTHON)
+  add_test(NAME cli.handoff_json COMMAND ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_handoff.py
+    $<TARGET_FILE:hsdr> ${CMAKE_CURRENT_BINARY_DIR}/handoff-out)
+  set_tests_properties(cli.handoff_json PROPERTIES LABELS cli)
+endif()

@@ -36,6 +36,23 @@ gguf_profile_test(truncated 2 "bad-truncated-data\\.gguf: offset 1340: tensor\\[
   -- $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/bad-truncated-data.gguf)
 gguf_profile_test(missing 2 "nosuch\\.gguf: No such file"
   -- $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/nosuch.gguf)
+# the token made cold (issue 22 item 3): rotated over the fewest copies cycling more than 4x a cache of
+# HSDR_LLC_BYTES (36736 bytes a token: 11 copies over 4x 100 kB), on 2 threads; the token alone over 4x; --hot; a
+# malformed HSDR_LLC_BYTES refused (the plan over random sizes: test_timing)
+gguf_profile_test(cold_rotation 0
+  "host: cold: 11 token copies, 404\\.1 kB cycled, over 4x the 100\\.0 kB last-level cache, the cache size from"
+  "^cpu\\.production +[0-9.]+ " "^cpu\\.direct +[0-9.]+ "
+  -- ${CMAKE_COMMAND} -E env HSDR_LLC_BYTES=100000 $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/model.gguf
+     --tokens 3 --threads 2 --variants cpu.production,cpu.direct)
+gguf_profile_test(cold_alone 0 "host: cold: the 36\\.7 kB token alone is over 4x the 1\\.0 kB last-level cache"
+  -- ${CMAKE_COMMAND} -E env HSDR_LLC_BYTES=1000 $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/model.gguf
+     --tokens 1 --variants cpu.production)
+gguf_profile_test(hot 0 "host: not cold \\(--hot\\): the 36\\.7 kB token read in place, not over 4x the 100\\.0 kB"
+  -- ${CMAKE_COMMAND} -E env HSDR_LLC_BYTES=100000 $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/model.gguf
+     --tokens 1 --hot --variants cpu.production)
+gguf_profile_test(llc_env_bad 2 "HSDR_LLC_BYTES='12x': character 3: expected a positive number of bytes"
+  -- ${CMAKE_COMMAND} -E env HSDR_LLC_BYTES=12x $<TARGET_FILE:hsdr> profile --gguf ${GGUF_PROFILE_DATA}/model.gguf
+     --tokens 1 --variants cpu.production)
 if(HSDR_PYTHON)
   add_test(NAME gguf.profile_json COMMAND ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_profile_gguf.py
            $<TARGET_FILE:hsdr> ${GGUF_PROFILE_DATA}/model.gguf ${CMAKE_CURRENT_BINARY_DIR}/gguf_profile)

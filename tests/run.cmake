@@ -35,6 +35,9 @@ cli_test(run_bad_option 2 "unknown option '--frob'" -- $<TARGET_FILE:hsdr> run $
 # a glob that matches no whole key says how a filter matches (a bare 'cpu.direct*' is the usual slip)
 cli_test(run_filter_none 0 "0 after --filter 'ref.direct\\*'" "a glob .* must match a whole key, e.g. 'variant=cpu.direct \\*'"
   -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --filter "ref.direct*" --dry-run)
+# commas separate alternatives: a glob and a substring, each case kept once
+cli_test(run_filter_list 0 "variant=ref.direct K=" "variant=ref.q8_0 K="
+  -- $<TARGET_FILE:hsdr> run ${RUN_SMALL} --filter "variant=ref.direct *,ref.q8_0 " --dry-run)
 cli_test(profile_small 0 "ref.q8_0 +[0-9.]+ +[0-9.]+" "per tensor: attn_q"
   -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --layers 1 --tokens 1 --no-head --variants ref.q8_0,ref.direct)
 # every CPU kernel timed on 2 threads of the pool, state sets shared over R rows (label threads: also under TSan)

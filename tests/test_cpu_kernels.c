@@ -5,8 +5,12 @@
  *     K, N, R, distributions and fLNS parameters;
  *  2. every variant, split invariance: prologue + rows over random uneven row ranges, each range with its own
  *     zeroed scratch, give bit for bit the y of one serial run (poisoned before), as the thread split must;
+ *     The same through the pool (hsdr_timing_run_pool on 3 threads, a random number of them active: run_n with the
+ *     prologue's barrier over the active ones) gives that y bit for bit too;
  *  3. production-family kernels bit for bit against the reference's fused production sequence on weights with
- *     any finite fp16 scale (subnormals, negatives) and sparse activations. */
+ *     any finite fp16 scale (subnormals, negatives) and sparse activations;
+ *  4. every variant with a split prologue (prologue_part): its parts, 1 to 40 of them run in a random order, write
+ *     every byte of the activation buffer (poisoned the same before) exactly as one prologue does. */
 #include <math.h>
 #include <string.h>
 
@@ -17,8 +21,11 @@
 #include "ptq1_0.h"
 #include "rng.h"
 #include "testing.h"
+#include "threads.h"
 #include "timing.h"
 #include "validate.h"
+
+static hsdr_pool *pool3; /* three threads, unpinned: the pool path of part 2 */
 
 static void random_weights(hsdr_rng *r, uint8_t *W, size_t nblocks, int extreme_scales)
 {
@@ -75,16 +82,78 @@ static void check_case(hsdr_rng *rng, const hsdr_variant *v, int K, int N, int R
     for (int r = 0; r < N; r++)
         CHECK(hsdr_f32_bits(e.y[r]) == hsdr_f32_bits(serial[r]), "%s K=%d N=%d R=%d split rows: y[%d] = %a, serial %a",
               v->name, K, N, c.R, r, (double)e.y[r], (double)serial[r]);
+    hsdr_timing_setup tp;
+    hsdr_case c3 = c;
+    c3.threads = 3;
+    if (hsdr_timing_setup_create(&tp, &c3, &in, 3, HSDR_MODE_HOT, pool3, NULL, err, sizeof err) != 0) {
+        CHECK(0, "%s: setup on 3 threads: %s", v->name, err);
+    } else {
+        const int active = 1 + (int)hsdr_rng_below(rng, 3);
+        hsdr_timing_setup_threads(&tp, active);
+        for (int r = 0; r < N; r++)
+            tp.exec.y[r] = NAN;
+        hsdr_timing_run_pool(&tp);
+        for (int r = 0; r < N; r++)
+            CHECK(hsdr_f32_bits(tp.exec.y[r]) == hsdr_f32_bits(serial[r]),
+                  "%s K=%d N=%d R=%d pool, %d of 3 threads: y[%d] = %a, serial %a", v->name, K, N, c.R, active, r,
+                  (double)tp.exec.y[r], (double)serial[r]);
+        hsdr_timing_setup_free(&tp);
+    }
     free(scratch);
     free(serial);
     hsdr_timing_setup_free(&ts);
     hsdr_inputs_free(&in);
 }
 
+/* Part 4 for one variant: K random, inputs of a random distribution (zeros sprinkled in), 1..40 parts. */
+static void check_prologue_parts(hsdr_rng *rng, const hsdr_variant *v, int K)
+{
+    const int parts = 1 + (int)hsdr_rng_below(rng, 40);
+    const size_t ab = (v->act_bytes(K) + 63) & ~(size_t)63;
+    uint8_t *whole = aligned_alloc(64, ab), *split = aligned_alloc(64, ab);
+    float *x = malloc(sizeof(float) * (size_t)K);
+    int *order = malloc(sizeof(int) * (size_t)parts);
+    const hsdr_dist dist = K % 1024 == 0 && hsdr_rng_below(rng, 4) == 0 ? HSDR_DIST_BONSAI
+                                                                          : (hsdr_dist)hsdr_rng_below(rng, 3);
+    hsdr_dist_fill(dist, rng, x, (size_t)K, NULL);
+    if (hsdr_rng_below(rng, 3) == 0)
+        for (int i = (int)hsdr_rng_below(rng, 5); i < K; i += 5)
+            x[i] = 0.0f;
+    const uint8_t poison = (uint8_t)hsdr_rng_u64(rng);
+    memset(whole, poison, ab);
+    memset(split, poison, ab);
+    hsdr_exec e = {.K = K, .N = 1, .R = 1, .cols = 1, .x = x, .act = whole};
+    v->prologue(&e);
+    for (int i = 0; i < parts; i++)
+        order[i] = i;
+    for (int i = parts - 1; i > 0; i--) { /* parts run in any order on the pool's threads */
+        int j = (int)hsdr_rng_below(rng, (uint32_t)(i + 1)), t = order[i];
+        order[i] = order[j], order[j] = t;
+    }
+    e.act = split;
+    for (int i = 0; i < parts; i++)
+        v->prologue_part(&e, order[i], parts);
+    size_t first = ab;
+    for (size_t b = ab; b-- > 0;)
+        if (whole[b] != split[b])
+            first = b;
+    CHECK(first == ab, "%s K=%d %d parts (dist %d): activation byte %zu is %u, the whole prologue's %u", v->name, K,
+          parts, (int)dist, first, first < ab ? split[first] : 0, first < ab ? whole[first] : 0);
+    free(order);
+    free(x);
+    free(split);
+    free(whole);
+}
+
 int main(void)
 {
     hsdr_rng rng;
     hsdr_rng_seed(&rng, test_seed("test_cpu_kernels"));
+    char perr[256];
+    pool3 = hsdr_pool_create(3, 0, perr, sizeof perr);
+    CHECK(pool3 != NULL, "pool of 3: %s", perr);
+    if (!pool3)
+        return test_finish("test_cpu_kernels");
     int tested = 0, production = 0;
     static const int Rs[] = {1, 2, 3, 5, 8, 64};
     for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
@@ -96,6 +165,8 @@ int main(void)
             continue;
         }
         tested++;
+        for (int it = 0; v->prologue_part && it < 40; it++)
+            check_prologue_parts(&rng, v, it == 0 ? 128 : 128 * (1 + (int)hsdr_rng_below(&rng, 136)));
         for (int it = 0; it < 12; it++) {
             int K = it == 0 ? 128 : it == 1 ? 5120 : 128 * (1 + (int)hsdr_rng_below(&rng, 24));
             int N = it == 1 ? 19 : 1 + (int)hsdr_rng_below(&rng, 70);
@@ -153,5 +224,6 @@ int main(void)
         }
     }
     printf("test_cpu_kernels: %d CPU kernel(s) tested, %d of them bit-identical to production\n", tested, production);
+    hsdr_pool_destroy(pool3);
     return test_finish("test_cpu_kernels");
 }

@@ -2,12 +2,14 @@
  * stopping rule (noise, time limit, repetition cap), warm-up and the marks around every launch, cold rotation over
  * weight copies (own and shared), the calibration of launches per sample, a failing subject, and paired ratios and
  * their intervals when the machine changes state between rounds (drift that paired rounds must cancel and unpaired
- * medians do not). Samples are drawn under a fresh printed seed. */
+ * medians do not). Samples are drawn under a fresh printed seed. Also the cold token of `hsdr profile`
+ * (hsdr_profile_rotation_plan): copies, bytes cycled and the label over random token, cache and memory sizes. */
 #include <math.h>
 #include <string.h>
 
 #include "compare.h"
 #include "kernel.h"
+#include "profile_plan.h"
 #include "rng.h"
 #include "stats.h"
 #include "testing.h"
@@ -361,6 +363,32 @@ static void test_host(void)
     hsdr_stats_free(&st);
 }
 
+/* The rotation plan of a profile token on random sizes, every field checked against its definition. */
+static void test_profile_rotation(hsdr_rng *rng)
+{
+    for (int it = 0; it < 20000; it++) {
+        const uint64_t tb = 1 + hsdr_rng_u64(rng) % ((uint64_t)1 << (1 + hsdr_rng_below(rng, 34)));
+        const uint64_t llc = 1 + hsdr_rng_u64(rng) % ((uint64_t)1 << (1 + hsdr_rng_below(rng, 34)));
+        const uint64_t cap = tb + hsdr_rng_u64(rng) % ((uint64_t)1 << (1 + hsdr_rng_below(rng, 36)));
+        const int hot = hsdr_rng_below(rng, 4) == 0;
+        hsdr_profile_rotation r;
+        hsdr_profile_rotation_plan(tb, llc, cap, hot, &r);
+        const char *what = hot ? "hot" : "cold";
+        CHECK(r.token_bytes == tb && r.llc_bytes == llc && r.cap_bytes == cap, "%s: sizes not kept", what);
+        CHECK(r.copies_needed * tb > 4 * llc && (r.copies_needed - 1) * tb <= 4 * llc,
+              "token %llu llc %llu: %zu copies needed is not the fewest over 4x", (unsigned long long)tb,
+              (unsigned long long)llc, r.copies_needed);
+        CHECK(r.bytes_cycled == r.copies * tb && r.cold == (r.bytes_cycled > 4 * llc), "%s: cycled %llu cold %d",
+              what, (unsigned long long)r.bytes_cycled, r.cold);
+        size_t want = hot ? 1 : r.copies_needed * tb <= cap ? r.copies_needed : cap / tb;
+        CHECK(r.copies == want, "%s token %llu llc %llu cap %llu: %zu copies, want %zu", what, (unsigned long long)tb,
+              (unsigned long long)llc, (unsigned long long)cap, r.copies, want);
+        const char *label = r.cold ? (r.copies == 1 ? "cold: the " : "cold: ")
+                                   : hot ? "not cold (--hot)" : "not cold: ";
+        CHECK(strncmp(r.why, label, strlen(label)) == 0, "%s: label '%s', want '%s...'", what, r.why, label);
+    }
+}
+
 int main(void)
 {
     hsdr_rng rng;
@@ -370,5 +398,6 @@ int main(void)
     test_failure();
     test_paired(&rng);
     test_host();
+    test_profile_rotation(&rng);
     return test_finish("timing");
 }

@@ -36,10 +36,10 @@ if(NOT HSDR_SANITIZE AND NOT HSDR_TSAN AND NOT APPLE)
       -- ${VG} ${VG_LOG}/run-cpu.log 0 -- $<TARGET_FILE:hsdr> run ${CMAKE_CURRENT_SOURCE_DIR}/data/run/small.yaml --out ${CMAKE_CURRENT_BINARY_DIR}/run-out/valgrind
       --quiet --set variants=backend:cpu --set K=1024 --set N=40 --set R=1,4 --set threads=1,2
       --set distribution=gaussian --set mode=hot --set extra=none)
-    # real weights: profile --gguf on the synthetic GGUF (PTQ1_0 read in place from the mapping, PQ2_0 converted,
-    # a converting variant), the JSON written
+    # real weights: profile --gguf on the synthetic GGUF (PQ2_0 converted, a converting variant), the JSON written;
+    # the token rotated over 3 copies (a 20 kB cache: HSDR_LLC_BYTES)
     vg_test(valgrind_profile_gguf "^cpu\\.planar2 +[0-9.]+ " ${VG_CLEAN}
-      -- ${VG} ${VG_LOG}/profile-gguf.log 0 -- $<TARGET_FILE:hsdr> profile
+      -- ${CMAKE_COMMAND} -E env HSDR_LLC_BYTES=20000 ${VG} ${VG_LOG}/profile-gguf.log 0 -- $<TARGET_FILE:hsdr> profile
       --gguf ${CMAKE_CURRENT_SOURCE_DIR}/data/gguf/model.gguf --tokens 1 --variants ref.q8_0,cpu.planar2 --json ${CMAKE_CURRENT_BINARY_DIR}/profile-gguf-valgrind.json)
     # the error paths: every malformed vector, matrix and results file of tests/data/ is refused (exit 2) without a
     # leak or a bad read on the way out

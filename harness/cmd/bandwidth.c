@@ -13,6 +13,7 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                                              {"sizes", required_argument, NULL, 's'},
                                              {"mode", required_argument, NULL, 'm'},
                                              {"backend", required_argument, NULL, 'b'},
+                                             {"handoff", no_argument, NULL, 'o'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     hsdr_bandwidth_options o = {0};
@@ -28,6 +29,8 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
             o.mode = optarg;
         else if (c == 'b')
             o.backend = optarg;
+        else if (c == 'o')
+            o.handoff = 1;
         else
             return hsdr_getopt_exit(c);
     }

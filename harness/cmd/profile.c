@@ -27,6 +27,8 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
                                              {"threads", required_argument, NULL, 't'},
                                              {"seed", required_argument, NULL, 's'},
                                              {"no-head", no_argument, NULL, 'H'},
+                                             {"split", required_argument, NULL, 'S'},
+                                             {"hot", no_argument, NULL, 'C'},
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     *o = (hsdr_profile_options){
@@ -36,6 +38,8 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
         const char *v = optarg;
         if (c == 'H') {
             o->head = 0;
+        } else if (c == 'C') {
+            o->hot = 1;
         } else if (c == 'm') {
             o->model = v;
         } else if (c == 'g') {
@@ -46,6 +50,12 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
             o->variants = v;
         } else if (c == 'j') {
             o->json_path = v;
+        } else if (c == 'S') {
+            if (strcmp(v, "all") != 0 && strcmp(v, "auto") != 0) {
+                fprintf(stderr, "hsdr profile: --split '%s': expected all or auto\n", v);
+                return -1;
+            }
+            o->split_auto = strcmp(v, "auto") == 0;
         } else if (c == 'd') {
             if (hsdr_dist_from_name(v, &o->dist) != 0) {
                 fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);

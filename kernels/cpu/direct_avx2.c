@@ -9,7 +9,8 @@
  *            then per group the pair program (pair_prog). Scratch: the digits D[lane][16 rows] (4 KiB, L1), the
  *            running prefixes, and the stage-alone hand-overs (block_scratch).
  *   Stages   convert, encode (AVX2 LNS8 encoder), route (pair program), decode (digits), reduce (pairs -> A), scale
- *            (phase combination / fLNS tree / S), materialize (q1516), merge.
+ *            (phase combination / fLNS tree / S), materialize (q1516), merge. Encode and route (the prologue) are
+ *            split by groups over every thread of the matvec (prologue_part), one barrier before the rows.
  *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.direct *'
  *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.flns *'
  *            ./build/hsdr run matrix.yaml --filter 'variant=cpu.q1516 *'
@@ -291,9 +292,10 @@ size_t hsdr_cpu_direct_act_bytes(int K)
     return sizeof(act_head) + align64((size_t)K) + sizeof(pair_prog) * (size_t)(K / QK);
 }
 
-static void route_pairs(const uint8_t *codes, int K, pair_act a)
+/* The pair programs of groups g0..g1 (each reads only its own group's codes). */
+static void route_pairs(const uint8_t *codes, int g0, int g1, pair_act a)
 {
-    for (int g = 0; g < K / QK; g++) {
+    for (int g = g0; g < g1; g++) {
         const uint8_t *c = codes + (size_t)g * QK;
         pair_prog *pp = &a.prog[g];
         int n = 0, nq0 = 0;
@@ -342,13 +344,37 @@ static void route_pairs(const uint8_t *codes, int K, pair_act a)
 static void route_stage(const hsdr_exec *ex)
 {
     pair_act a = pair_act_of(ex->act, ex->K);
-    route_pairs(a.codes, ex->K, a);
+    route_pairs(a.codes, 0, ex->K / QK, a);
 }
 
 void hsdr_cpu_direct_prologue(const hsdr_exec *e)
 {
     STAGE(e, ENCODE, encode_stage(e));
     STAGE(e, ROUTE, route_stage(e));
+}
+
+/* Part `part` of `parts` of the prologue: groups g0..g1 encoded and routed by this part alone. Every part finds the
+ * pre-scale itself (a max over all K inputs: one read of K floats, against the 8 x 128 lane passes a group's route
+ * costs), so the parts need no barrier between encode and route; part 0 stores it. A non-finite input (the
+ * reference encoder's fallback, never drawn by the harness) leaves the whole prologue to part 0. */
+static void encode_part(const hsdr_exec *ex, int part, int g0, int g1, int pe)
+{
+    encode_avx2(ex->x + (size_t)g0 * QK, (g1 - g0) * QK, pe, act_codes(ex->act) + (size_t)g0 * QK);
+    if (part == 0)
+        ((act_head *)ex->act)->e = pe;
+}
+
+void hsdr_cpu_direct_prologue_part(const hsdr_exec *e, int part, int parts)
+{
+    int pe = 0;
+    if (parts <= 1 || prescale_avx2(e->x, e->K, &pe) != 0) {
+        if (part == 0)
+            hsdr_cpu_direct_prologue(e);
+        return;
+    }
+    const int G = e->K / QK, g0 = (int)((long)G * part / parts), g1 = (int)((long)G * (part + 1) / parts);
+    STAGE(e, ENCODE, encode_part(e, part, g0, g1, pe));
+    STAGE(e, ROUTE, route_pairs(act_codes(e->act), g0, g1, pair_act_of(e->act, e->K)));
 }
 
 /* digits u = t + 1 of one 16-row column: v = (b 3^n mod 256) << 8 per 16-bit lane; digit n = mulhi(v, 3) */
@@ -688,7 +714,7 @@ static int check_matvec(hsdr_matvec_io *io, enum kind kind, char *err, size_t er
     pair_act a = pair_act_of(act, io->K);
     memcpy(a.codes, io->codes, (size_t)io->K);
     ((act_head *)act)->e = io->prescale_e;
-    route_pairs(a.codes, io->K, a);
+    route_pairs(a.codes, 0, io->K / QK, a);
     hsdr_exec ex = {.K = io->K, .N = io->N, .R = 1, .flns_F = io->flns_F, .flns_b = io->flns_b, .weights = w,
                     .act = act, .y = io->y_f32 ? io->y_f32 : y};
     check_outs o = {io->A, io->flns_lambda, io->flns_sign, io->q_group, io->q_row};

@@ -13,6 +13,7 @@ void hsdr_cpu_direct_release(void *prepared);
 size_t hsdr_cpu_direct_act_bytes(int K);
 size_t hsdr_cpu_direct_scratch_bytes(int K, int R);
 void hsdr_cpu_direct_prologue(const hsdr_exec *e);
+void hsdr_cpu_direct_prologue_part(const hsdr_exec *e, int part, int parts);
 void hsdr_cpu_direct_rows(const hsdr_exec *e, int r0, int r1, void *scratch);
 void hsdr_cpu_direct_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch);
 int hsdr_cpu_direct_matvec(const hsdr_variant *v, hsdr_matvec_io *io, char *err, size_t errlen);

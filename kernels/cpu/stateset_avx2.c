@@ -103,6 +103,31 @@ void hsdr_cpu_ss_prologue(const hsdr_exec *e)
     STAGE(e, ENCODE, hsdr_cpu_ss_encode(e));
 }
 
+/* Part `part` of `parts` of the prologue: the codes of groups g0..g1 (the reference encoder is per element). Every
+ * part finds the pre-scale itself (one max over the K inputs), part 0 stores it; a non-finite input (an error of the
+ * reference encoder, which stops there; never drawn by the harness) leaves the whole prologue to part 0. */
+static void ss_encode_part(const hsdr_exec *e, int part, int g0, int g1, int pe)
+{
+    size_t bad;
+    (void)hsdr_lns8_encode(e->x + (size_t)g0 * HSDR_QK, (size_t)(g1 - g0) * HSDR_QK, pe,
+                           (uint8_t *)e->act + 64 + (size_t)g0 * HSDR_QK, &bad);
+    if (part == 0)
+        *(int *)e->act = pe;
+}
+
+void hsdr_cpu_ss_prologue_part(const hsdr_exec *e, int part, int parts)
+{
+    size_t bad;
+    int pe = 0;
+    if (parts <= 1 || hsdr_lns8_auto_prescale(e->x, (size_t)e->K, &pe, &bad) != HSDR_LNS8_OK) {
+        if (part == 0)
+            hsdr_cpu_ss_prologue(e);
+        return;
+    }
+    const int G = e->K / HSDR_QK, g0 = (int)((long)G * part / parts), g1 = (int)((long)G * (part + 1) / parts);
+    STAGE(e, ENCODE, ss_encode_part(e, part, g0, g1, pe));
+}
+
 /* ---- scale and merge (plain C: a few operations per group against ~150 cycles of reduce) ---- */
 
 void hsdr_cpu_ss_scale_row(const hsdr_exec *e, int r, const int32_t *A, double *g)

@@ -21,6 +21,7 @@ int hsdr_cpu_ss_prepare(const uint8_t *ptq1_0, int K, int N, void **prepared, si
 void hsdr_cpu_ss_release(void *prepared);
 size_t hsdr_cpu_ss_act_bytes(int K);
 void hsdr_cpu_ss_prologue(const hsdr_exec *e);
+void hsdr_cpu_ss_prologue_part(const hsdr_exec *e, int part, int parts); /* kernel.h's prologue_part */
 void hsdr_cpu_ss_encode(const hsdr_exec *e); /* the encode stage alone */
 const uint8_t *hsdr_cpu_ss_codes(const hsdr_exec *e);
 int hsdr_cpu_ss_prescale(const hsdr_exec *e);
