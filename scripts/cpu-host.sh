@@ -13,6 +13,10 @@
 # machine's host lands with its GPU rows. CPU_HOST_QUICK=1: two thread counts and one geometry (a minute; a check).
 # CPU_HOST_PART=1 or 2: the study in two calls of a lent machine (each under its 10-minute limit), each beginning with
 # the gate: 1 = the ceilings, the hand-off and the profiles; 2 = the threads sweep.
+# CPU_HOST_BUDGET_S=S: the threads sweep (last) stops at S seconds from the start (SIGTERM: the finished rows stay,
+# marked partial), so that a call of limited length brings its files back. CPU_HOST_TOKENS (default 32),
+# CPU_HOST_PROFILED (the profiles' variants, default every cpu.* one), CPU_HOST_TENSORS (the sweep's --filter),
+# CPU_HOST_ROUNDS (before/after alternations, default 2) narrow the study.
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac # the header above
 cd "$(dirname "$0")/.."
@@ -31,12 +35,15 @@ cpus=$(nproc)
 list=1 n=2
 while [ "$n" -lt "$cpus" ]; do list="$list,$n" n=$((n * 2)); done
 [ "$cpus" -gt 1 ] && list="$list,$cpus"
-tensors='*/ffn_gate,*/ffn_down,*/attn_qkv,*/attn_output,*/attn_k'
-tokens=32
+start=$(date +%s)
+tensors=${CPU_HOST_TENSORS:-'*/ffn_gate,*/ffn_down,*/attn_qkv,*/attn_output,*/attn_k'}
+tokens=${CPU_HOST_TOKENS:-32}
+rounds=${CPU_HOST_ROUNDS:-2}
 if [ "${CPU_HOST_QUICK:-0}" = 1 ]; then
     list="1,$cpus" tensors='*/attn_k' tokens=4
 fi
 variants=$("$hsdr" list 2>/dev/null | awk '$1 ~ /^cpu\./ {printf "%s%s", sep, $1; sep = ","}')
+variants=${CPU_HOST_PROFILED:-$variants}
 step machine sh -c "lscpu; $hsdr --version"
 if ! step check "$hsdr" check --backend cpu vectors/; then
     echo "== the CPU kernels failed their check on this machine: nothing is timed" | tee -a "$log"
@@ -54,7 +61,7 @@ if [ "$part" != 2 ]; then
     "$hsdr" bandwidth --threads "$list" --sizes 256M --mode cold --json >"$out/bandwidth.jsonl" 2>>"$log" || status=1
     "$hsdr" bandwidth --handoff --threads "$list" --json >"$out/handoff.jsonl" 2>>"$log" || status=1
     step handoff-table "$hsdr" bandwidth --handoff --threads "$list"
-    for r in 1 2; do
+    for r in $(seq 1 "$rounds"); do
         [ -n "$before" ] && profile "profile-before-$r" "$before"
         profile "profile-$r" "$hsdr"
     done
@@ -66,7 +73,14 @@ if [ "$part" = 1 ]; then
 fi
 # every CPU variant from one thread to all, cold, on the distinct GEMV geometries of bonsai2-27b (attn_k: the
 # 1 MB GEMV whose hand-off matters most); each case in rounds with cpu.production
-step threads "$hsdr" run matrix.yaml --out "$out/threads" --quiet --stages none --set variants=backend:cpu \
+limit=
+if [ -n "${CPU_HOST_BUDGET_S:-}" ]; then
+    left=$((CPU_HOST_BUDGET_S - ($(date +%s) - start)))
+    [ "$left" -gt 5 ] || left=5
+    limit="timeout -k 30 $left"
+    echo "== threads: $left s left of CPU_HOST_BUDGET_S=$CPU_HOST_BUDGET_S" | tee -a "$log"
+fi
+step threads $limit "$hsdr" run matrix.yaml --out "$out/threads" --quiet --stages none --set variants=backend:cpu \
     --set threads="$list" --set R=1 --set shapes=bonsai2-27b --set mode=cold --set distribution=bonsai \
     --set skip=none --set extra=none --set time_limit_s=0.25 --filter "$tensors"
 gzip -kf "$out/threads/results.jsonl" 2>/dev/null
