@@ -17,11 +17,6 @@ def all_variants(ds):
     return q.unique(q.variant_order(ds.rows) + [v["variant"] for p in ds.profiles for v in p.doc["variants"]])
 
 
-def family_of(ds):
-    """variant -> family (from the rows; profiles do not carry one)."""
-    return q.family_of(ds.rows)
-
-
 # ---- the threads sweep ----
 
 def timed(ds):
@@ -150,9 +145,10 @@ def ptq1_0_bytes(gemv):
 def per_tensor(doc, variant):
     """One profile variant's GEMVs summed per tensor over the measured layers, in first-seen order:
     [{tensor, K, N, gemvs, bytes, ns, threads (sorted thread counts, [] in older files), floor_ns, share}]; floor_ns =
-    bytes / the profile's host ceiling and share = floor_ns / ns (None without a ceiling); [] without per_gemv."""
+    bytes / the variant's ceiling in the file (the host's read for a CPU variant; older files: the profile's one) and
+    share = floor_ns / ns (None without a ceiling); [] without per_gemv."""
     v = variant_of(doc, variant)
-    ceiling = host_ceiling(doc)
+    ceiling = (v or {}).get("ceiling_bytes_per_s") or host_ceiling(doc)
     out = {}
     for g in (v or {}).get("per_gemv") or []:
         t = out.setdefault(g["tensor"], {"tensor": g["tensor"], "K": g["K"], "N": g["N"], "gemvs": 0, "bytes": 0,
@@ -172,7 +168,7 @@ def per_tensor(doc, variant):
 def best_baseline(ds, profiles):
     """(variant, whether families were known) of the lowest median ms/token over `profiles` among the baseline
     families (from the rows); every variant when the rows name no family for them."""
-    family = family_of(ds)
+    family = q.family_of(ds.rows)  # profiles carry no family
     names = q.unique(v["variant"] for p in profiles for v in p.doc["variants"])
     baselines = [n for n in names if family.get(n) in q.BASELINE_FAMILIES]
     candidates = baselines or names
@@ -181,6 +177,6 @@ def best_baseline(ds, profiles):
 
     def ms(name):
         return q.median([variant_of(p.doc, name)["ms_per_token_measured"] for p in profiles
-                       if variant_of(p.doc, name)]) or float("inf")
+                         if variant_of(p.doc, name)]) or float("inf")
 
     return min(candidates, key=ms), bool(baselines)

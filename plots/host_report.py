@@ -341,9 +341,9 @@ def token_section(ds):
             "included): ms/token is the file's median over its tokens; several runs of one build are shown lowest "
             "to highest. % of floor: the file's floor (its PTQ1_0 bytes over its own host ceiling) / ms per token. "
             "Lowest GEMV (derived): per tensor, summed over the measured layers, its PTQ1_0 bytes (K N / 128 blocks "
-            "of 28 bytes) over the file's host ceiling, against its mean time per token; the tensor of the lowest "
-            "median over the runs, with its % in each run. Threads per GEMV: as the files record them (the split "
-            "rule gives each GEMV its own; older files do not say).")
+            "of 28 bytes) over the variant's ceiling in the file (the host CPU's read), against its mean time per "
+            "token; the tensor of the lowest median over the runs, with its % in each run. Threads per GEMV: as the "
+            "files record them (the split rule gives each GEMV its own; older files do not say).")
     variants = [v for v in h.all_variants(ds) if any(h.variant_of(p.doc, v) for p in ds.profiles)]
     parts = [title + text]
     for _, label, profiles in groups:
@@ -396,6 +396,8 @@ def gemv_section(ds):
     auto = next((ps for key, _, ps in h.profile_groups(ds) if key == ("after", "auto")), None)
     n = q.unique(p.doc["threads"] for p in after)
     best, known = h.best_baseline(ds, after)
+    if best is None:
+        return "## GEMVs of the best baseline\n\n" + missing("the profiles of this build list no variant")
     title = f"## GEMVs of the best baseline at {threads_label(n[0]) if len(n) == 1 else 'all threads'}\n\n"
     per_run = [{t["tensor"]: t for t in h.per_tensor(p.doc, best)} for p in after]
     if not any(per_run):
@@ -408,14 +410,14 @@ def gemv_section(ds):
         t0 = mine[0]
         shares = [t["share"] for t in mine if t["share"] is not None]
         mid = q.median(shares)
-        if mid is not None and mid < h.LOW_SHARE_OF_CEILING:
+        flagged = mid is not None and mid < h.LOW_SHARE_OF_CEILING
+        if flagged:
             low.append(f"{name} ({pct(mid)})")
+        floor = q.median([t["floor_ns"] for t in mine if t["floor_ns"]])
         row = [name, f"{t0['K']} x {t0['N']}", t0["gemvs"], q.fmt_bytes(t0["bytes"]),
                span([x for t in mine for x in t["threads"]], str) if any(t["threads"] for t in mine) else "-",
-               sig(q.median([t["ns"] for t in mine]) / 1e6), sig(t0["floor_ns"] / 1e6) if t0["floor_ns"] else "-",
-               span(shares, pct) if shares else "-",
-               f"**under {pct(h.LOW_SHARE_OF_CEILING)}**" if mid is not None and mid < h.LOW_SHARE_OF_CEILING
-               else ""]
+               sig(q.median([t["ns"] for t in mine]) / 1e6), sig(floor / 1e6) if floor else "-",
+               span(shares, pct) if shares else "-", f"**under {pct(h.LOW_SHARE_OF_CEILING)}**" if flagged else ""]
         if auto_runs:
             theirs = [run[name] for run in auto_runs if name in run]
             row += [span([x for t in theirs for x in t["threads"]], str) if any(t["threads"] for t in theirs)
@@ -425,11 +427,12 @@ def gemv_section(ds):
            "the fastest variant (the rows name no families, so every variant competes)")
     text = (f"{best}: {who} of this build's token (lowest median ms/token over {plural(len(after), 'run')}). Per "
             f"tensor, summed over the measured layers (derived from per_gemv): the PTQ1_0 bytes per token (K N / 128 "
-            f"blocks of 28 bytes), the threads its GEMVs ran on, the mean time per token (median over the runs), the "
-            f"floor (those bytes over the file's host ceiling) and the % of the ceiling reached (floor / time; each "
-            f"run's, lowest to highest); under {pct(h.LOW_SHARE_OF_CEILING)} (median over the runs) is flagged."
+            f"blocks of 28 bytes), the threads its GEMVs ran on, the mean time per token and the floor (those bytes "
+            f"over the variant's ceiling in the file: the host CPU's read), each the median over the runs, and the % "
+            f"of the ceiling reached (floor / time; each run's, lowest to highest); under "
+            f"{pct(h.LOW_SHARE_OF_CEILING)} (median over the runs) is flagged."
             + (" With --split auto (profile-auto): the threads the rule gave each tensor and its % of ceiling "
-               "there (against that file's own host ceiling)." if auto_runs else "") + "\n\n")
+               "there (against that file's own ceiling)." if auto_runs else "") + "\n\n")
     header_row = ["tensor", "K x N", "GEMVs", "PTQ1_0 bytes", "threads", "ms per token", "floor ms", "% of ceiling",
                   "flag"]
     if auto_runs:
@@ -442,6 +445,5 @@ def gemv_section(ds):
 def render(ds, status, fig_dir, report_path):
     sections = [header(ds), machine_section(ds), inputs_section(ds), steps_section(ds),
                 figures_section(status, fig_dir, report_path), scaling_section(ds), failures_section(ds),
-                handoff_section(ds),
-                token_section(ds), gemv_section(ds)]
+                handoff_section(ds), token_section(ds), gemv_section(ds)]
     return "\n\n".join(s for s in sections if s) + "\n"

@@ -737,7 +737,7 @@ HOST_PROFILE_FIELDS = {"split": "string?", "rotation": "object?", "rotation.labe
                        "host_ceiling_threads": "integer?"}
 PROFILE_GEMV_FIELDS = {"tensor": "string", "layer": "integer", "K": "integer", "N": "integer", "mean_ns": "number",
                        "threads": "integer?"}
-HOST_PROFILE_NAME = re.compile(r"profile-(before-)?(.+)\.json$")
+HOST_PROFILE_NAME = re.compile(r"profile-(before-)?(.*)\.json$")
 
 
 def load_host_profile(path):
