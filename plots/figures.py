@@ -82,14 +82,18 @@ def set_title(fig, ds, subject, detail):
     fig.suptitle(f"{text}\n{q.machine_label(ds)}", fontsize=11)
 
 
-def log2_k_axis(ax, ks):
-    """Log2 x axis with a tick at every K measured."""
+def log2_axis(ax, values, label):
+    """Log2 x axis with a tick at every value measured (K, thread counts)."""
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(FixedLocator(sorted(ks)))
+    ax.xaxis.set_major_locator(FixedLocator(sorted(values)))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0f}"))
-    ax.set_xlabel("K (weights per row)")
+    ax.set_xlabel(label)
     ax.margins(x=0.08)
+
+
+def log2_k_axis(ax, ks):
+    log2_axis(ax, ks, "K (weights per row)")
 
 
 def plain_log_y(ax, scientific=False):

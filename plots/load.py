@@ -1,15 +1,21 @@
 """Read one results directory: results.jsonl (required, unless the directory holds one of the real-model inputs),
 breakeven.json, profile-<model>.json, states.jsonl and quality.json (optional), the real-model inputs inspect.json,
 states-real.jsonl and quality-real.json (optional), and the columns-<model>.jsonl files that runs before
-hsdr-results/2 left. Every field the plots and the report use is checked here, once, so that the rest of the code
-can index without guarding; malformed input raises InputError naming the file, the line and what was expected.
+hsdr-results/2 left; or a host study folder of scripts/cpu-host.sh (load_host_dir: threads/results.jsonl,
+handoff.jsonl, bandwidth.jsonl, profile-*.json, cpu-host.log). Every field the plots and the report use is checked
+here, once, so that the rest of the code can index without guarding; malformed input raises InputError naming the
+file, the line and what was expected.
 Schemas: the result rows' fields come from results_schema.json beside this file (`hsdr schema --json`: the one table
 of harness/schema.c), read once; breakeven, profile and columns: docs/results-schema.md; `hsdr states --json`;
 hsdr-quality/1; `hsdr inspect --json`, `hsdr states --activations --json` and `hsdr quality --gguf --json`:
-docs/results-schema.md and docs/real-model.md."""
+docs/results-schema.md and docs/real-model.md; hsdr-handoff/1: harness/handoff.c; hsdr-bandwidth/2:
+docs/results-schema.md."""
 import glob
+import gzip
 import json
 import os
+import re
+import zlib
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -24,6 +30,12 @@ PRODUCERS = {
     "inspect.json": "hsdr inspect --json FILE.gguf > DIR/inspect.json",
     "states-real.jsonl": "hsdr states --activations ACTS --json > DIR/states-real.jsonl",
     "quality-real.json": "hsdr quality --gguf FILE.gguf --activations ACTS --json DIR/quality-real.json",
+    # the host study (scripts/cpu-host.sh, docs/results-schema.md): CPU_HOST_PART=1 writes the ceilings, the hand-off
+    # and the profiles, CPU_HOST_PART=2 the threads sweep; unparted, both
+    "threads/results.jsonl": "OUT=DIR CPU_HOST_PART=2 scripts/cpu-host.sh BUILD",
+    "handoff.jsonl": "hsdr bandwidth --handoff --threads 1,2,4,...,NCPU --json > DIR/handoff.jsonl",
+    "bandwidth.jsonl": "hsdr bandwidth --threads 1,2,4,...,NCPU --sizes 256M --mode cold --json > DIR/bandwidth.jsonl",
+    "host profile": "OUT=DIR CPU_HOST_PART=1 scripts/cpu-host.sh BUILD [BEFORE_HSDR]",
 }
 REAL_MODEL_FILES = ("inspect.json", "states-real.jsonl", "quality-real.json")
 
@@ -56,6 +68,7 @@ class Dataset:
     inspect: dict | None = None                     # `hsdr inspect --json` of the model file
     states_real: list | None = None                 # `hsdr states --activations --json` lines
     quality_real: dict | None = None                # `hsdr quality --gguf --json`: hsdr-quality/1, synthetic false
+    other_contexts: list = field(default_factory=list)  # none here (a host study's files: HostDataset)
 
 
 # ---- field checks ----
@@ -267,7 +280,14 @@ def _check_context_entries(ctx, where):
 # ---- readers ----
 
 def _read_text(path):
+    """The text of a UTF-8 file; a name ending in .gz is read through gzip."""
     try:
+        if path.endswith(".gz"):
+            try:
+                with gzip.open(path, "rt", encoding="utf-8") as f:
+                    return f.read()
+            except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+                raise InputError(f"{path}: not a whole gzip file ({e})") from None
         with open(path, encoding="utf-8") as f:
             return f.read()
     except UnicodeDecodeError as e:
@@ -601,4 +621,161 @@ def load_dir(directory):
                 ds.old_column_rows += rows
     except OSError as e:
         raise InputError(f"{e.filename}: {e.strerror}") from None
+    return ds
+
+
+# ---- the host study (scripts/cpu-host.sh) ----
+
+# a folder holds a host study when it has one of these and no results.jsonl of its own (which makes it an ordinary
+# results directory, read by load_dir as before)
+HOST_MARKERS = ("handoff.jsonl", "bandwidth.jsonl", os.path.join("threads", "results.jsonl"),
+                os.path.join("threads", "results.jsonl.gz"))
+
+
+@dataclass
+class HostProfile:
+    """One profile-*.json of a host study: its name (the file's without .json), which build ran it ('after': this
+    build, profile-N.json and profile-auto.json; 'before': the older build, profile-before-*.json), the split rule
+    ("all", or "auto" for --split auto; files before the rule have no "split" and ran "all") and the document."""
+    name: str
+    path: str
+    build: str
+    split: str
+    doc: dict
+
+
+@dataclass
+class HostDataset:
+    """Everything read from a host study folder; optional inputs are None (or empty) when their file is absent."""
+    dir: str
+    rows: list                                      # threads/results.jsonl(.gz) rows, as hsdr-results/2
+    rows_file: str | None = None                    # the file they came from
+    handoff: list | None = None                     # handoff.jsonl lines (hsdr-handoff/1), by thread count
+    bandwidth: list | None = None                   # bandwidth.jsonl lines (hsdr-bandwidth/2)
+    profiles: list = field(default_factory=list)    # [HostProfile], by name
+    log: str | None = None                          # cpu-host.log
+    partial: dict | None = None                     # the "partial" mark of an interrupted sweep's rows, else None
+    # the context blocks of the files other than the rows, for query.context: the profiles' (this build's first),
+    # the read ceilings', the hand-off's
+    other_contexts: list = field(default_factory=list)
+    quality: dict | None = None                     # never (query.context looks here)
+    quality_real: dict | None = None
+
+
+def is_host_dir(directory):
+    """True for a folder of scripts/cpu-host.sh: one of HOST_MARKERS and no results.jsonl."""
+    if os.path.exists(os.path.join(directory, "results.jsonl")):
+        return False
+    return any(os.path.exists(os.path.join(directory, m)) for m in HOST_MARKERS)
+
+
+HANDOFF_FIELDS = {"threads": "integer", "pinning": "string?", "task": "string?", "calls": "array",
+                  "barriers_per_call": "integer?", "barrier_ns": "object", "barrier_ns.median": "number",
+                  "barrier_ns.p90": "number"}
+HANDOFF_CALL_FIELDS = {"held": "boolean", "gap_us": "number", "time_ns": "object", "time_ns.median": "number",
+                       "time_ns.p90": "number"}
+
+
+def _once_per_thread_count(obj, where, seen, path):
+    """A thread count >= 1, not on an earlier line of the file (seen: threads -> line)."""
+    if obj["threads"] < 1:
+        raise InputError(f"{where}: field 'threads' should be at least 1, got {obj['threads']}")
+    if obj["threads"] in seen:
+        raise InputError(f"{where}: threads {obj['threads']} again (line {seen[obj['threads']]} of {path} has it)")
+    seen[obj["threads"]] = where.rpartition(":")[2]
+
+
+def _no_lines(path, key):
+    return InputError(f"{path}: no line (expected one per thread count, as "
+                      f"{how_to_make(key, os.path.dirname(path) or '.')} writes)")
+
+
+def load_handoff(path):
+    """`hsdr bandwidth --handoff --json`: one line per thread count, the pool's hand-off (an empty task per call,
+    free or held workers, after a gap of caller-only work) and one barrier; sorted by thread count."""
+    lines, seen = [], {}
+    for where, obj in _objects(path):
+        _expect_schema(obj, "hsdr-handoff/1", where)
+        check(obj, HANDOFF_FIELDS, where)
+        _once_per_thread_count(obj, where, seen, path)
+        for i, c in enumerate(obj["calls"]):
+            if not isinstance(c, dict):
+                raise InputError(f"{where}: calls[{i}] should be an object")
+            check(c, HANDOFF_CALL_FIELDS, f"{where}: calls[{i}]")
+        if isinstance(obj.get("context"), dict):
+            check_context(obj["context"], where)
+        lines.append(obj)
+    if not lines:
+        raise _no_lines(path, "handoff.jsonl")
+    return sorted(lines, key=lambda x: x["threads"])
+
+
+BANDWIDTH_FIELDS = {"backend": "string", "device": "string?", "threads": "integer", "bytes": "number",
+                    "mode": "string", "bytes_per_s": "number", "time_ns": "object?", "buffers": "integer?",
+                    "footprint_bytes": "number?", "note": "string?", "kernel": "string?", "pinning": "string?"}
+
+
+def load_bandwidth(path):
+    """`hsdr bandwidth --json`: one line per measurement (thread count, size, mode); file order."""
+    lines = []
+    for where, obj in _objects(path):
+        _expect_schema(obj, "hsdr-bandwidth/2", where)
+        check(obj, BANDWIDTH_FIELDS, where)
+        if obj["threads"] < 1 or obj["bytes_per_s"] <= 0:
+            raise InputError(f"{where}: threads {obj['threads']} and bytes_per_s {obj['bytes_per_s']} should be "
+                             f"positive")
+        if isinstance(obj.get("context"), dict):
+            check_context(obj["context"], where)
+        lines.append(obj)
+    if not lines:
+        raise _no_lines(path, "bandwidth.jsonl")
+    return lines
+
+
+# what a host study reads of a profile beyond load_profile's fields; newer fields optional (an older build's file)
+HOST_PROFILE_FIELDS = {"split": "string?", "rotation": "object?", "rotation.label": "string?",
+                       "host_ceiling_threads": "integer?"}
+PROFILE_GEMV_FIELDS = {"tensor": "string", "layer": "integer", "K": "integer", "N": "integer", "mean_ns": "number",
+                       "threads": "integer?"}
+HOST_PROFILE_NAME = re.compile(r"profile-(before-)?(.*)\.json$")
+
+
+def load_host_profile(path):
+    """A profile-*.json of a host study as a HostProfile, its per-GEMV entries checked."""
+    doc = load_profile(path)
+    check(doc, HOST_PROFILE_FIELDS, path)
+    for i, v in enumerate(doc["variants"]):
+        for j, g in enumerate(v.get("per_gemv") or []):
+            check(g, PROFILE_GEMV_FIELDS, f"{path}: variants[{i}].per_gemv[{j}]")
+            if g["K"] <= 0 or g["N"] <= 0:
+                raise InputError(f"{path}: variants[{i}].per_gemv[{j}]: K and N should be positive")
+    m = HOST_PROFILE_NAME.match(os.path.basename(path))
+    before, rest = m.group(1), m.group(2)
+    split = doc.get("split") or ("auto" if rest == "auto" else "all")
+    return HostProfile(m.group(0)[:-len(".json")], path, "before" if before else "after", split, doc)
+
+
+def _read_log(path):
+    """cpu-host.log: free text (what the steps printed), read as UTF-8 with any stray byte replaced."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def load_host_dir(directory):
+    """The HostDataset of a host study folder (is_host_dir). InputError when an input is malformed."""
+    threads = os.path.join(directory, "threads", "results.jsonl")
+    rows_file = threads if os.path.exists(threads) else threads + ".gz" if os.path.exists(threads + ".gz") else None
+    try:
+        ds = HostDataset(dir=directory, rows=load_results(rows_file) if rows_file else [], rows_file=rows_file)
+        ds.partial = next((r["partial"] for r in ds.rows if r.get("partial")), None)
+        ds.handoff = _optional(os.path.join(directory, "handoff.jsonl"), load_handoff)
+        ds.bandwidth = _optional(os.path.join(directory, "bandwidth.jsonl"), load_bandwidth)
+        ds.log = _optional(os.path.join(directory, "cpu-host.log"), _read_log)
+        for path in sorted(glob.glob(os.path.join(glob.escape(directory), "profile-*.json"))):
+            ds.profiles.append(load_host_profile(path))
+    except OSError as e:
+        raise InputError(f"{e.filename}: {e.strerror}") from None
+    others = [p.doc for p in sorted(ds.profiles, key=lambda p: p.build != "after")]
+    others += (ds.bandwidth or [])[:1] + (ds.handoff or [])[:1]
+    ds.other_contexts = [x["context"] for x in others if isinstance(x.get("context"), dict)]
     return ds

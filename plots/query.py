@@ -48,6 +48,12 @@ def unique(values):
     return list(dict.fromkeys(values))
 
 
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return None if not n else (values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2)
+
+
 def geomean(values):
     values = [v for v in values if v is not None and v > 0]
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
@@ -56,11 +62,13 @@ def geomean(values):
 # ---- run context and labels ----
 
 def context(ds):
-    """The run's context block (identical on every row); {} when no row carries one."""
+    """The run's context block (identical on every row); else the first of the other inputs' (the quality studies',
+    a host study's other files'); {} when none carries one."""
     for r in ds.rows:
         if r.get("context"):
             return r["context"]
-    return (ds.quality or {}).get("context") or (ds.quality_real or {}).get("context") or {}
+    others = [(ds.quality or {}).get("context"), (ds.quality_real or {}).get("context")] + ds.other_contexts
+    return next((c for c in others if c), {})
 
 
 def devices(ds):
@@ -127,6 +135,15 @@ def fmt_bytes(n):
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} B"
+
+
+# the families a "best baseline" is chosen from
+BASELINE_FAMILIES = ("production", "baseline")
+
+
+def floor_share(token):
+    """A profile variant's token as a fraction of its floor (floor time / measured time)."""
+    return token["floor_ms_per_token_measured"] / token["ms_per_token_measured"]
 
 
 def floor_tokens_per_s(profile_variant):

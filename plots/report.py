@@ -7,6 +7,7 @@ import query as q
 from figures import FIGURES, REAL_FIGURES
 from load import TERNARY_TYPES, how_to_make
 from numfmt import duration, pct, sig, times
+from query import BASELINE_FAMILIES, floor_share, median
 
 
 def table(header, rows):
@@ -148,11 +149,17 @@ def figures_section(status, fig_dir, report_path, ds):
     for name, subject, make in FIGURES:
         if not ds.has_results and status.get(name):
             continue
-        link = figure_link(fig_dir, report_path, name)
-        caption = " ".join(make.__doc__.split("\n\n")[0].split())  # the docstring's first paragraph
-        note = f"\n\n**No data** ({name} is a placeholder): {status[name]}." if status.get(name) else ""
-        out.append(f"### {subject}\n\n![{subject}]({link})\n\n{caption}{note}{extra.get(name, '')}")
+        out.append(figure_entry(name, subject, make, status, fig_dir, report_path) + extra.get(name, ""))
     return "\n\n".join(out)
+
+
+def figure_entry(name, subject, make, status, fig_dir, report_path):
+    """One figure of the Figures section: its heading, the image, the function's docstring (first paragraph) as the
+    caption, and why it is a placeholder when it is."""
+    link = figure_link(fig_dir, report_path, name)
+    caption = " ".join(make.__doc__.split("\n\n")[0].split())
+    note = f"\n\n**No data** ({name} is a placeholder): {status[name]}." if status.get(name) else ""
+    return f"### {subject}\n\n![{subject}]({link})\n\n{caption}{note}"
 
 
 # ---- the questions ----
@@ -407,12 +414,6 @@ def gemv_error(ds):
                     out))
 
 
-def median(values):
-    values = sorted(values)
-    n = len(values)
-    return None if not n else (values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2)
-
-
 def activation_error(ds):
     if ds.states is None:
         return missing(f"states.jsonl is missing for the activation encoding error; produce it with "
@@ -497,9 +498,6 @@ def best_per_family(ds):
                      "GB/s", "% of ceiling"), rows))
 
 
-BASELINE_FAMILIES = ("production", "baseline")
-
-
 def own_bytes(row):
     """The bytes a variant reads per matvec: its converted layout's footprint (the convert block) when it converts,
     else the PTQ1_0 weights."""
@@ -523,11 +521,6 @@ KINDS = (("best baseline", lambda r: r["family"] in BASELINE_FAMILIES),
 def fastest(rows):
     """The row of the lowest median time, or None for no rows."""
     return min(rows, key=q.median_ns) if rows else None
-
-
-def floor_share(token):
-    """A profile variant's token as a fraction of its floor (floor time / measured time)."""
-    return token["floor_ms_per_token_measured"] / token["ms_per_token_measured"]
 
 
 def family_floor(ds):

@@ -46,3 +46,15 @@ string(CONCAT FAMILY_FLOOR_SECTION "## How close each kind of kernel gets to the
   "\\| bonsai2-27b \\| best baseline \\| cuda\\.planar2 \\| 0\\.364 \\|.*"
   "\\| bonsai2-27b \\| best on PTQ1_0 as stored \\| cuda\\.production_pt \\| 0\\.371 \\|.*exit=0")
 set_tests_properties(plots.family_floor PROPERTIES LABELS plots PASS_REGULAR_EXPRESSION "${FAMILY_FLOOR_SECTION}")
+# a host study folder of scripts/cpu-host.sh (no results.jsonl: threads/results.jsonl, handoff.jsonl, bandwidth.jsonl,
+# profiles before/after/--split auto, cpu-host.log; tests/data/plots/host/README.md): the thread-scaling and
+# parallel-efficiency figures and REPORT.md's sections, with numbers; the sweep read from results.jsonl.gz alone
+add_test(NAME plots.host COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/plots_host.sh ${CMAKE_CURRENT_BINARY_DIR}/plots-host)
+set_tests_properties(plots.host PROPERTIES LABELS plots
+  PASS_REGULAR_EXPRESSION "plots host: 2 figures and REPORT.md OK")
+# a malformed handoff.jsonl line in a host study: plots/run names the file, the line and the field, exit 2
+add_test(NAME plots.host_bad_handoff COMMAND sh -c "d=$(mktemp -d) && cp -R ${PLOTS_DATA}/host/. $d/ && \
+sed '2s/\"held\":false/\"held\":\"no\"/' ${PLOTS_DATA}/host/handoff.jsonl >$d/handoff.jsonl && \
+${PROJECT_SOURCE_DIR}/plots/run $d; rc=$?; rm -rf $d; echo exit=$rc")
+set_tests_properties(plots.host_bad_handoff PROPERTIES LABELS plots
+  PASS_REGULAR_EXPRESSION "handoff\\.jsonl:2: calls\\[0\\]: field 'held' should be boolean, got \"no\".*exit=2")
