@@ -28,7 +28,7 @@ mkdir -p "$out"
 hsdr=$dir/hsdr
 status=0
 log=$out/cpu-host.log
-: >"$log"
+[ "${CPU_HOST_PART:-}" = 2 ] || : >"$log" # part 2 appends to part 1's log
 [ -x "$hsdr" ] || { echo "cpu-host.sh: $hsdr not found (build it first)" | tee -a "$log"; exit 1; }
 [ -z "$before" ] || [ -x "$before" ] || { echo "cpu-host.sh: BEFORE_HSDR $before not found" | tee -a "$log"; exit 1; }
 cpus=$(nproc)
@@ -77,12 +77,17 @@ limit=
 if [ -n "${CPU_HOST_BUDGET_S:-}" ]; then
     left=$((CPU_HOST_BUDGET_S - ($(date +%s) - start)))
     [ "$left" -gt 5 ] || left=5
-    limit="timeout -k 30 $left"
+    limit="timeout -k 60 $left" # SIGTERM lets the configurations in flight finish their rounds; then SIGKILL
     echo "== threads: $left s left of CPU_HOST_BUDGET_S=$CPU_HOST_BUDGET_S" | tee -a "$log"
 fi
 step threads $limit "$hsdr" run matrix.yaml --out "$out/threads" --quiet --stages none --set variants=backend:cpu \
     --set threads="$list" --set R=1 --set shapes=bonsai2-27b --set mode=cold --set distribution=bonsai \
     --set skip=none --set extra=none --set time_limit_s=0.25 --filter "$tensors"
-gzip -kf "$out/threads/results.jsonl" 2>/dev/null
+# a run stopped by the kill has only its journal: its finished rows become results.jsonl (hsdr merge)
+t=$out/threads
+if [ ! -s "$t/results.jsonl" ] && [ -s "$t/results.partial.jsonl" ]; then
+    step threads-journal "$hsdr" merge "$t" "$t/results.partial.jsonl" && rm -f "$t/results.partial.jsonl"
+fi
+gzip -kf "$t/results.jsonl" 2>/dev/null
 echo "== cpu-host.sh: exit $status" | tee -a "$log"
 exit "$status"
