@@ -19,7 +19,6 @@
 #endif
 
 #include "cli.h"
-#include "handoff.h"
 #include "kernel.h"
 #include "machine.h"
 #include "results.h"
@@ -543,12 +542,7 @@ static void print_json_row(const hsdr_variant *device, const char *pinning, cons
     }
     if (context)
         cJSON_AddItemToObject(o, "context", cJSON_Duplicate(context, 1));
-    char *txt = hsdr_results_print(o);
-    if (txt)
-        printf("%s\n", txt);
-    fflush(stdout);
-    free(txt);
-    cJSON_Delete(o);
+    hsdr_results_emit(o);
 }
 
 static void print_header(void)
@@ -637,6 +631,33 @@ static int device_bandwidth(const char *backend, const size_item *sizes, int nsi
     return rc;
 }
 
+int hsdr_bandwidth_threads(const char *value, int *threads)
+{
+    int n = 0;
+    if (!value) {
+        for (int t = 1; t <= hsdr_machine_logical_cpus() && t <= MAX_LIST; t++)
+            threads[n++] = t;
+        return n;
+    }
+    char copy[1024], *items[MAX_LIST];
+    snprintf(copy, sizeof copy, "%s", value);
+    if ((n = split_list(copy, items)) < 0) {
+        usage_error("--threads: '%s' is not a comma-separated list (at most 64 items, none empty)", value);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        char *end;
+        errno = 0;
+        long v = strtol(items[k], &end, 10);
+        if (errno || end == items[k] || *end || v < 1 || v > MAX_CLI_THREADS) {
+            usage_error("--threads: '%s' is not an integer in 1..%d", items[k], MAX_CLI_THREADS);
+            return -1;
+        }
+        threads[k] = (int)v;
+    }
+    return n;
+}
+
 int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
 {
     const char *backend = o->backend && strcmp(o->backend, "cpu") != 0 ? o->backend : NULL;
@@ -652,40 +673,22 @@ int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
             return usage_error("--mode: '%s' is not hot, cold or both", o->mode);
         nmodes = 1;
     }
-    for (int list = 0; list < 2; list++) {
-        const char *opt = list == 0 ? "--threads" : "--sizes", *value = list == 0 ? o->threads : o->sizes;
-        if (!value)
-            continue;
+    if (o->threads && (nthreads_list = hsdr_bandwidth_threads(o->threads, threads)) < 0)
+        return HSDR_EXIT_USAGE;
+    if (o->sizes) {
         char copy[1024];
-        snprintf(copy, sizeof copy, "%s", value);
-        int n = split_list(copy, items);
-        if (n < 0)
-            return usage_error("%s: '%s' is not a comma-separated list (at most 64 items, none empty)", opt, value);
-        for (int k = 0; k < n; k++) {
-            if (list == 0) {
-                char *end;
-                errno = 0;
-                long v = strtol(items[k], &end, 10);
-                if (errno || end == items[k] || *end || v < 1 || v > MAX_CLI_THREADS)
-                    return usage_error("--threads: '%s' is not an integer in 1..%d", items[k], MAX_CLI_THREADS);
-                threads[k] = (int)v;
-            } else {
-                size_t b;
-                if (parse_size(items[k], &b) != 0)
-                    return usage_error("--sizes: '%s' is not a size (a positive integer of bytes with an optional K, "
-                                       "M or G suffix, binary units, at most 64G)",
-                                       items[k]);
-                sizes[k] = (size_item){b, NULL};
-            }
+        snprintf(copy, sizeof copy, "%s", o->sizes);
+        if ((nsizes = split_list(copy, items)) < 0)
+            return usage_error("--sizes: '%s' is not a comma-separated list (at most 64 items, none empty)", o->sizes);
+        for (int k = 0; k < nsizes; k++) {
+            size_t b;
+            if (parse_size(items[k], &b) != 0)
+                return usage_error("--sizes: '%s' is not a size (a positive integer of bytes with an optional K, M or "
+                                   "G suffix, binary units, at most 64G)",
+                                   items[k]);
+            sizes[k] = (size_item){b, NULL};
         }
-        if (list == 0)
-            nthreads_list = n;
-        else
-            nsizes = n;
     }
-    if (o->handoff && (o->backend || o->sizes || o->mode))
-        return usage_error("--handoff measures the host's thread pool: it takes --threads and --json only, not %s",
-                           o->backend ? "--backend" : o->sizes ? "--sizes" : "--mode");
     if (backend) {
         if (nsizes == 0) { /* one 5120 x 17408 GEMV's bytes, 8 times that, and 1 GiB */
             static const size_t defaults[] = {19496960, 155975680, (size_t)1 << 30};
@@ -695,10 +698,7 @@ int hsdr_bandwidth_report(const hsdr_bandwidth_options *o)
         return device_bandwidth(backend, sizes, nsizes, modes, nmodes, json);
     }
     if (nthreads_list == 0)
-        for (int t = 1; t <= hsdr_machine_logical_cpus() && t <= MAX_LIST; t++)
-            threads[nthreads_list++] = t;
-    if (o->handoff)
-        return hsdr_handoff_report(threads, nthreads_list, json);
+        nthreads_list = hsdr_bandwidth_threads(NULL, threads);
     if (nsizes == 0) {
         static const char *const labels[] = {"L1d/2", "L2/2", "L3/2"};
         for (int level = 1; level <= 3; level++) {

@@ -74,9 +74,11 @@ typedef struct {
     const char *sizes;   /* comma list of sizes, K/M/G suffixes (default half of each cache level, and 256M) */
     const char *mode;    /* hot, cold or both (default) */
     const char *backend; /* cpu (default) or a device backend */
-    int handoff;         /* the pool's hand-off cost per thread count instead (handoff.h); --threads only */
     int json;
 } hsdr_bandwidth_options;
+/* The thread counts of a --threads value (NULL: 1 .. the logical CPUs, at most 64) into threads[0..64): their
+ * number, or -1 after a usage message naming the value. */
+int hsdr_bandwidth_threads(const char *value, int *threads);
 /* The bandwidth table (or JSON rows) of o: 0, 1 when a measurement failed (out of memory), 2 on a bad value (the
  * message names the option and the value). */
 int hsdr_bandwidth_report(const hsdr_bandwidth_options *o);

@@ -461,10 +461,7 @@ static void print_json(const comparison *c)
     } else if (c->outcome == NOT_COMPARABLE) {
         cJSON_AddStringToObject(o, "reason", c->why);
     }
-    char *txt = hsdr_results_print(o);
-    printf("%s\n", txt ? txt : "{}");
-    free(txt);
-    cJSON_Delete(o);
+    hsdr_results_emit(o);
 }
 
 /* A figure for the text report: a time, or a ratio to production / to the floor. */
@@ -572,10 +569,7 @@ int hsdr_compare_report(const char *path_a, const char *path_b, double threshold
         cJSON *cs = cJSON_AddObjectToObject(o, "counts");
         for (int k = 0; k < N_OUTCOMES; k++)
             cJSON_AddNumberToObject(cs, outcome_name(report_order[k]), (double)counts[report_order[k]]);
-        char *txt = hsdr_results_print(o);
-        printf("%s\n", txt ? txt : "{}");
-        free(txt);
-        cJSON_Delete(o);
+        hsdr_results_emit(o);
     } else {
         for (int k = 0; k < N_OUTCOMES; k++)
             printf("%s%ld %s", k ? ", " : "", counts[report_order[k]], outcome_name(report_order[k]));

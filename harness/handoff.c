@@ -123,11 +123,7 @@ static void print_json(const hsdr_handoff_result *r, const hsdr_pool *pool, cons
     hsdr_results_add_time(o, "barrier_ns", &r->barrier, NULL);
     if (context)
         cJSON_AddItemToObject(o, "context", cJSON_Duplicate(context, 1));
-    char *txt = hsdr_results_print(o);
-    if (txt)
-        printf("%s\n", txt);
-    free(txt);
-    cJSON_Delete(o);
+    hsdr_results_emit(o);
 }
 
 enum { REPORT_CALLS = 1000 };

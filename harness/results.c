@@ -178,6 +178,15 @@ char *hsdr_results_print(const cJSON *item)
     return b.buf;
 }
 
+void hsdr_results_emit(cJSON *o)
+{
+    char *txt = hsdr_results_print(o);
+    printf("%s\n", txt ? txt : "{}");
+    fflush(stdout);
+    free(txt);
+    cJSON_Delete(o);
+}
+
 static int write_csv_string(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n"))

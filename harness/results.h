@@ -61,6 +61,9 @@ double hsdr_row_median(const cJSON *row);
  * (cJSON's own printer rounds to 15 digits whenever that is "close"); NaN and infinities as null. Every JSONL line
  * written here comes from it. Caller frees (free); NULL when out of memory or the value is not printable. */
 char *hsdr_results_print(const cJSON *item);
+/* o as one JSON line on stdout (hsdr_results_print; "{}" when it cannot be printed), flushed; o deleted. The
+ * JSON Lines of `hsdr bandwidth --json`, `bandwidth --handoff --json` and `compare --json`. */
+void hsdr_results_emit(cJSON *o);
 
 /* The CSV columns, in order: the schema's fields marked CSV (harness/schema.c) as dotted paths, then for every
  * canonical stage (hsdr_stage_name) its stages.NAME.X fields as stage_NAME_X. Missing, null or non-scalar values are

@@ -4,6 +4,7 @@
 #include "bandwidth.h"
 #include "cli.h"
 #include "commands.h"
+#include "handoff.h"
 #include "util.h"
 
 int hsdr_cmd_bandwidth(int argc, char **argv)
@@ -17,6 +18,7 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                                              HSDR_OPTION_HELP,
                                              {NULL, 0, NULL, 0}};
     hsdr_bandwidth_options o = {0};
+    int handoff = 0;
     optind = 0;
     for (int c; (c = hsdr_getopt("bandwidth", argc, argv, ":h", longopts)) != -1;) {
         if (c == 'j')
@@ -30,7 +32,7 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
         else if (c == 'b')
             o.backend = optarg;
         else if (c == 'o')
-            o.handoff = 1;
+            handoff = 1;
         else
             return hsdr_getopt_exit(c);
     }
@@ -39,5 +41,14 @@ int hsdr_cmd_bandwidth(int argc, char **argv)
                 hsdr_command_find("bandwidth")->synopsis);
         return HSDR_EXIT_USAGE;
     }
-    return hsdr_bandwidth_report(&o);
+    if (!handoff)
+        return hsdr_bandwidth_report(&o);
+    if (o.backend || o.sizes || o.mode) { /* the host's thread pool: only the thread counts and the format vary */
+        fprintf(stderr, "hsdr bandwidth: --handoff measures the host's thread pool: it takes --threads and --json "
+                "only, not %s\nusage: hsdr %s\n", o.backend ? "--backend" : o.sizes ? "--sizes" : "--mode",
+                hsdr_command_find("bandwidth")->synopsis);
+        return HSDR_EXIT_USAGE;
+    }
+    int threads[64], n = hsdr_bandwidth_threads(o.threads, threads);
+    return n < 0 ? HSDR_EXIT_USAGE : hsdr_handoff_report(threads, n, o.json);
 }
