@@ -105,6 +105,14 @@ def ceiling_table(ds):
              sig(measured[n] / n / 1e9) if n in measured else "-",
              pct(measured[n] / (n * one)) if n in measured and one else "-",
              sig(beside[n] / 1e9) if n in beside else "-") for n in threads]
+    # a hot read that fits each core's own cache: its scaling is the cores' (16 independent cores give 16x)
+    hot = {}
+    for x in ds.bandwidth or []:
+        if x["mode"] == "hot" and x["bytes"] <= 1 << 20:
+            hot.setdefault(x["threads"], []).append(x["bytes_per_s"])
+    hot = {n: q.median(v) for n, v in hot.items()}
+    if hot:
+        rows = [row + (times(hot[n] / hot[1]) if n in hot and 1 in hot else "-",) for n, row in zip(threads, rows)]
     parts = []
     if ds.bandwidth:
         lines = ds.bandwidth
@@ -120,9 +128,13 @@ def ceiling_table(ds):
         parts.append("beside the sweep: the ceiling `hsdr run` measured for the rows of threads/results.jsonl "
                      "(their `ceiling_bytes_per_s`, the median over the rows; their % of ceiling is taken against it)")
     text = ("Read ceiling per thread count, GB/s. " + "; ".join(parts) + ". Derived: x 1 thread = B(n) / B(1); per "
-            "thread = B(n) / n; efficiency = B(n) / (n B(1)).\n\n")
+            "thread = B(n) / n; efficiency = B(n) / (n B(1))."
+            + (" Cache-hot x 1 thread: the same for bandwidth.jsonl's hot reads of at most 1 MiB, which stay in each "
+               "core's own cache: n independent cores give n x; SMT siblings sharing a core, or a clock that drops "
+               "with the active cores, give less" if hot else "") + ".\n\n")
     out = text + table(("threads", "read GB/s (bandwidth.jsonl)", "x 1 thread", "GB/s per thread",
-                        "ceiling efficiency", "beside the sweep GB/s"), rows)
+                        "ceiling efficiency", "beside the sweep GB/s") + (("cache-hot x 1 thread",) if hot else ()),
+                       rows)
     notes = q.unique(x["note"] for x in ds.bandwidth or [] if x.get("note"))
     if notes:
         out += "\n\nNotes of bandwidth.jsonl: " + "; ".join(notes) + "."
@@ -216,11 +228,18 @@ def scaling_section(ds):
             f"beside the rows at that thread count (derived: the sum of their bytes floors over the same time). "
             f"E({top}) = T(1) / ({top} T({top})) per GEMV from the median times (derived): the median over the GEMVs "
             f"and the lowest to highest. Fastest: the thread count of the least time over the GEMVs together.\n\n")
+    # the GEMVs measured at every thread count for every variant (a sweep stopped early leaves some short)
+    whole = [s for s in gemvs if all(cells.get((v, s, n)) for v in variants for n in threads)] or gemvs
+    if len(whole) < len(gemvs):
+        text += (f"Over the GEMVs together counts {', '.join(h.short_shape(s) for s in whole)} only: "
+                 f"{', '.join(h.short_shape(s) for s in gemvs if s not in whole)} "
+                 f"{'lacks' if len(gemvs) - len(whole) == 1 else 'lack'} rows at some thread counts "
+                 f"(their own tables below show what was measured).\n\n")
     summary = []
     for v in variants:
         cellz, best = [], None
         for n in threads:
-            gbs, share = together(cells, v, gemvs, n)
+            gbs, share = together(cells, v, whole, n)
             cellz.append(f"{sig(gbs)} ({pct(share)})" if gbs else "-")
             if gbs and (best is None or gbs > best[1]):
                 best = (n, gbs)

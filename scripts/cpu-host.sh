@@ -1,7 +1,8 @@
 #!/bin/sh
 # cpu-host.sh [BUILD_DIR [BEFORE_HSDR]]: the CPU decode study of a many-core server in one call, into $OUT (default
 # results/host-latest): the machine, `hsdr check --backend cpu` over every vector file (the gate: nothing is timed if
-# it fails), the read ceiling per thread count, the pool's hand-off per thread count (`hsdr bandwidth --handoff`),
+# it fails), the read ceiling per thread count (and an L1-resident read: the cores' own scaling), the pool's
+# hand-off per thread count (`hsdr bandwidth --handoff`),
 # the threads sweep of every CPU variant on bonsai2-27b's GEMV geometries (threads/results.jsonl), and a bonsai2-27b
 # token on all the threads (`hsdr profile`: default, and `--split auto`). The thread counts are the powers of two up
 # to the CPUs this process may run on, and that count itself.
@@ -59,6 +60,8 @@ profile() { # profile NAME HSDR [ARGS...]
 part=${CPU_HOST_PART:-}
 if [ "$part" != 2 ]; then
     "$hsdr" bandwidth --threads "$list" --sizes 256M --mode cold --json >"$out/bandwidth.jsonl" 2>>"$log" || status=1
+    # a read that stays in each core's L1: its scaling is the cores' own (SMT siblings or a falling clock show here)
+    "$hsdr" bandwidth --threads "$list" --sizes 16K --mode hot --json >>"$out/bandwidth.jsonl" 2>>"$log" || status=1
     "$hsdr" bandwidth --handoff --threads "$list" --json >"$out/handoff.jsonl" 2>>"$log" || status=1
     step handoff-table "$hsdr" bandwidth --handoff --threads "$list"
     for r in $(seq 1 "$rounds"); do
