@@ -28,6 +28,8 @@ import struct
 import subprocess
 import sys
 
+from fixtures import data_hash, f32, write_or_check
+
 # the ternary tensors of tests/data/gguf/model.gguf (name, K = ne0): see tests/make_gguf.py model()
 TENSORS = [("blk.%d.%s.weight" % (l, n), k) for l in range(2) for n, k in (("attn_q", 128), ("ffn_gate", 128),
                                                                            ("ffn_down", 256))]
@@ -49,16 +51,6 @@ def npy_bytes(values, shape, descr="<f4", version=(1, 0), header=None, fortran=F
     return out + b"".join(struct.pack(fmt, v) for v in values)
 
 
-def f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
-def data_hash(data):
-    """FNV-1a 64 over little-endian 64-bit words (last one zero-padded), then the byte count (harness/inspect.c)."""
-    h, prime, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
-    for i in range(0, len(data), 8):
-        h = ((h ^ int.from_bytes(data[i:i + 8].ljust(8, b"\0"), "little")) * prime) & mask
-    return "%016x" % (((h ^ len(data)) * prime) & mask)
 
 
 def wht(v):
@@ -153,23 +145,8 @@ def files():
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "write":
-        for name, data in files().items():
-            path = os.path.join(argv[2], name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as f:
-                f.write(data)
-        print("make_acts: %d files written to %s" % (len(files()), argv[2]))
-        return 0
-    if len(argv) == 3 and argv[1] == "check":
-        bad = 0
-        for name, data in files().items():
-            p = os.path.join(argv[2], name)
-            if not os.path.exists(p) or open(p, "rb").read() != data:
-                print("make_acts: %s differs from what the writer produces (run: make_acts.py write DIR)" % p)
-                bad += 1
-        print("make_acts: %d files checked, %d differ" % (len(files()), bad))
-        return 1 if bad else 0
+    if len(argv) == 3 and argv[1] in ("write", "check"):
+        return write_or_check("make_acts", argv[1], argv[2], files())
     if len(argv) == 4 and argv[1] == "compare":
         errors, n = [], 0
         runs = [("model", os.path.join(argv[3], "model"))]

@@ -31,6 +31,8 @@ import struct
 import subprocess
 import sys
 
+from fixtures import data_hash, f32, write_or_check
+
 # ---- GGUF writer --------------------------------------------------------------------------------------------------
 U8, I8, U16, I16, U32, I32, F32V, BOOL, STRING, ARRAY, U64, I64, F64V = range(13)
 SCALAR_FMT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32V: "<f", BOOL: "<?",
@@ -86,9 +88,6 @@ def build(kvs, tensors, version=3, alignment=32, n_tensors=None, n_kv=None, raw_
 
 
 # ---- fp16 / fp32 and the quantizers of spec/ptq1_0.md --------------------------------------------------------------
-def f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
 
 def fp16_bits(x):  # round to nearest even (struct's 'e' packing), as the reference's fp32 -> fp16
     return struct.unpack("<H", struct.pack("<e", x))[0]
@@ -181,12 +180,6 @@ def scale_stats(bits):
             "zero": sum(1 for h in bits if h & 0x7fff == 0),
             "nan": len(bits) - n}
 
-
-def data_hash(data):
-    h, prime, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
-    for i in range(0, len(data), 8):
-        h = ((h ^ int.from_bytes(data[i:i + 8], "little")) * prime) & mask
-    return "%016x" % (((h ^ len(data)) * prime) & mask)
 
 
 # ---- the synthetic models ------------------------------------------------------------------------------------------
@@ -343,22 +336,8 @@ def compare(want, got, path, errors):
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "write":
-        os.makedirs(argv[2], exist_ok=True)
-        for name, data in files().items():
-            with open(os.path.join(argv[2], name), "wb") as f:
-                f.write(data)
-        print("make_gguf: %d files written to %s" % (len(files()), argv[2]))
-        return 0
-    if len(argv) == 3 and argv[1] == "check":
-        bad = 0
-        for name, data in files().items():
-            p = os.path.join(argv[2], name)
-            if not os.path.exists(p) or open(p, "rb").read() != data:
-                print("make_gguf: %s differs from what the writer produces (run: make_gguf.py write DIR)" % p)
-                bad += 1
-        print("make_gguf: %d files checked, %d differ" % (len(files()), bad))
-        return 1 if bad else 0
+    if len(argv) == 3 and argv[1] in ("write", "check"):
+        return write_or_check("make_gguf", argv[1], argv[2], files())
     if len(argv) == 4 and argv[1] == "compare":
         errors = []
         for stem in ("model", "tiny"):
