@@ -38,7 +38,8 @@ const hsdr_command hsdr_commands[] = {
      "  --quiet             no skip reasons, progress lines or summary table\n"},
     {"profile",
      "profile --model bonsai2-27b|bonsai-8b|bonsai-4b | --gguf FILE [--tensors GLOBS] [--tokens 128] [--layers 4] "
-     "[--variants LIST] [--threads N|cores] [--split all|auto] [--no-head] [--hot] [--dist D] [--seed S] [--json FILE]",
+     "[--variants LIST] [--threads N|cores] [--split all|auto|tune] [--no-head] [--hot] [--dist D] [--seed S] "
+     "[--json FILE]",
      "every GEMV of decode tokens on real shapes (random weights) or a GGUF file's own ternary tensors:\n"
      "ms/token, GEMV-only tokens/s, per-tensor share. The token is cold: its weights rotate over enough\n"
      "copies to cycle more than 4x the last-level cache (HSDR_LLC_BYTES replaces its size), or it says why not\n",
@@ -50,8 +51,10 @@ const hsdr_command hsdr_commands[] = {
      "                      when the kept tensors total at most 256 MiB)\n"
      "  --variants LIST     comma-separated names or globs (default: every timed variant available here)\n"
      "  --threads N|cores   threads of the CPU variants (default 1)\n"
-     "  --split all|auto    every GEMV on all the threads (default), or on the threads the split rule\n"
-     "                      picks from the measured hand-off and one thread's read (hsdr bandwidth --handoff)\n"
+     "  --split all|auto|tune  every GEMV on all the threads (default); auto: on the threads the split\n"
+     "                      rule picks from the measured hand-off and one thread's bare read (hsdr bandwidth\n"
+     "                      --handoff); tune: per variant and GEMV shape, the thread count (1, 2, 4 .. all) of\n"
+     "                      least time measured before the tokens\n"
      "  --no-head           leave out the output head\n"
      "  --hot               read the token's weights in place, one copy (not cold unless over 4x the cache)\n"
      "  --dist D            activation distribution (default bonsai)\n"

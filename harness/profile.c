@@ -123,6 +123,58 @@ static void describe_gguf(const hsdr_profile_plan *p, const hsdr_profile_options
         printf("head: token_embd (no output tensor kept: tied embeddings)\n");
 }
 
+/* --split tune: per GEMV shape (K, N) of g[0..ng), its first GEMV's setup timed on 1, 2, 4, ... and all the pool's
+ * threads, the candidates interleaved (A B C A B C ...: the machine drifts between seconds), TUNE_ROUNDS samples
+ * each after one untimed launch on the weights' next copy (as in the token), the pool held; every GEMV of the shape
+ * gets the count of least median (the fewest on a tie). Host setups only. 0, or -1 with a message in err. */
+enum { TUNE_ROUNDS = 7, TUNE_MAX = 16 };
+
+static int tune_threads(hsdr_timing_setup *ts, const hsdr_profile_gemv *g, size_t ng, int threads, hsdr_pool *pool,
+                        char *err, size_t errlen)
+{
+    int cand[TUNE_MAX], nc = 0;
+    for (int n = 1; n < threads && nc < TUNE_MAX - 1; n *= 2)
+        cand[nc++] = n;
+    cand[nc++] = threads;
+    double samples[TUNE_MAX][TUNE_ROUNDS];
+    const hsdr_timing_policy one = {.warmup = 1, .min_reps = 1, .max_reps = 1, .noise_target = 0.0,
+                                    .time_limit_s = INFINITY};
+    int rc = 0;
+    hsdr_pool_hold(pool, 1);
+    for (size_t i = 0; i < ng && rc == 0; i++) {
+        size_t first = 0;
+        while (g[first].K != g[i].K || g[first].N != g[i].N)
+            first++;
+        if (first < i) { /* a shape already tuned: the same count */
+            hsdr_timing_setup_threads(&ts[i], ts[first].active);
+            continue;
+        }
+        for (int r = 0; r < TUNE_ROUNDS && rc == 0; r++)
+            for (int c = 0; c < nc && rc == 0; c++) {
+                hsdr_timing_setup_threads(&ts[i], cand[c]);
+                hsdr_subject sub, *subp = &sub;
+                hsdr_stats st;
+                hsdr_timing_subject(&ts[i], -1, 0, 0, &sub);
+                if ((rc = hsdr_measure(&subp, 1, &one, &st, err, errlen)) == 0) {
+                    samples[c][r] = st.samples[0];
+                    hsdr_stats_free(&st);
+                }
+            }
+        int best = threads;
+        double best_ns = INFINITY;
+        for (int c = 0; c < nc && rc == 0; c++) {
+            qsort(samples[c], TUNE_ROUNDS, sizeof(double), hsdr_cmp_double);
+            if (samples[c][TUNE_ROUNDS / 2] < best_ns) {
+                best_ns = samples[c][TUNE_ROUNDS / 2];
+                best = cand[c];
+            }
+        }
+        hsdr_timing_setup_threads(&ts[i], best);
+    }
+    hsdr_pool_hold(pool, 0);
+    return rc;
+}
+
 int hsdr_profile(const hsdr_profile_options *options)
 {
     hsdr_profile_options o = *options;
@@ -188,7 +240,7 @@ int hsdr_profile(const hsdr_profile_options *options)
     double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
-    if (o.split_auto && hsdr_split_model_measure(pool, ceiling, &split, err, sizeof err) != 0) {
+    if (o.split == HSDR_SPLIT_AUTO && hsdr_split_model_measure(pool, ceiling, &split, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr profile: --split auto: %s\n", err);
         rc = HSDR_EXIT_FAIL;
         goto done;
@@ -227,8 +279,13 @@ int hsdr_profile(const hsdr_profile_options *options)
     cJSON_AddNumberToObject(doc, "layers_model", plan.layers_model);
     cJSON_AddNumberToObject(doc, "tokens", o.tokens);
     cJSON_AddNumberToObject(doc, "threads", o.threads);
-    cJSON_AddStringToObject(doc, "split", o.split_auto ? "auto" : "all");
-    if (o.split_auto)
+    static const char *const split_names[] = {"all", "auto", "tune"};
+    cJSON_AddStringToObject(doc, "split", split_names[o.split]);
+    if (o.split == HSDR_SPLIT_TUNE)
+        printf("split: tune, each GEMV shape on the thread count (1, 2, 4 .. %d) of least median time over %d "
+               "interleaved samples, per variant (the counts: per_gemv threads in the JSON)\n", o.threads,
+               TUNE_ROUNDS);
+    if (o.split == HSDR_SPLIT_AUTO)
         printf("split: auto, GEMV of B bytes on the n of least handoff(n) + B / min(n x %.1f GB/s, %.1f GB/s); "
                "handoff(%d) %.2f us\n", split.per_thread_bytes_per_s / 1e9, ceiling / 1e9, o.threads,
                split.handoff_ns[o.threads] / 1e3);
@@ -302,8 +359,15 @@ int hsdr_profile(const hsdr_profile_options *options)
                     hsdr_timing_setup_free(&ts[j]);
             }
             convert_ns += ts[i].convert_ns;
-            if (ok && o.split_auto)
+            if (ok && o.split == HSDR_SPLIT_AUTO)
                 hsdr_timing_setup_threads(&ts[i], hsdr_split_threads(&split, (double)ts[i].footprint));
+        }
+        if (ok && o.split == HSDR_SPLIT_TUNE && !v->device && o.threads > 1 &&
+            tune_threads(ts, g, ng, o.threads, pool, err, sizeof err) != 0) {
+            printf("%-14s ERROR: --split tune: %s\n", v->name, err);
+            for (size_t i = 0; i < ng; i++)
+                hsdr_timing_setup_free(&ts[i]);
+            ok = 0;
         }
         if (!ok) {
             rc = HSDR_EXIT_FAIL;
@@ -402,6 +466,17 @@ int hsdr_profile(const hsdr_profile_options *options)
         if (v->device)
             printf("%-14s   floor from %s's streaming read of %.1f MB: %.1f GB/s (cold)\n", "",
                    v->device->describe(), total_bytes / 1e6, ceiling_v / 1e9);
+        if (!v->device && o.split != HSDR_SPLIT_ALL) { /* the threads each tensor got (per its first GEMV) */
+            printf("  threads:");
+            for (size_t i = 0; i < ng; i++) {
+                size_t j = 0;
+                while (strcmp(g[j].tensor, g[i].tensor) != 0)
+                    j++;
+                if (j == i)
+                    printf(" %s %d", g[i].tensor, ts[i].active);
+            }
+            printf("\n");
+        }
         cJSON *vo = cJSON_CreateObject();
         cJSON_AddStringToObject(vo, "variant", v->name);
         cJSON_AddNumberToObject(vo, "ms_per_token_measured", med / 1e6);

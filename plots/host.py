@@ -104,7 +104,10 @@ def row_ceilings(rows):
 
 # (build, split) -> what the group is, in report order
 PROFILE_GROUPS = {("before", "all"): "before (the older build)", ("after", "all"): "after (this build)",
-                  ("before", "auto"): "before, --split auto", ("after", "auto"): "after, --split auto"}
+                  ("before", "auto"): "before, --split auto", ("after", "auto"): "after, --split auto",
+                  ("after", "tune"): "after, --split tune"}
+# the splits other than "all" that a profile may have run (profile --split), in report order
+OTHER_SPLITS = ("auto", "tune")
 
 
 def profile_groups(ds):

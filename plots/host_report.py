@@ -384,14 +384,14 @@ def token_section(ds):
 
 
 def comparison(groups, variants):
-    """Per variant the median ms/token of each group and the time ratios: this build / older build, split auto /
-    split all (of this build)."""
+    """Per variant the median ms/token of each group and the time ratios: this build / older build, split auto or
+    tune / split all (of each build)."""
     if len(groups) < 2:
         return ""
     by_key = {key: profiles for key, _, profiles in groups}
-    ratios = [(("after", "all"), ("before", "all"), "after / before"),
-              (("after", "auto"), ("after", "all"), "after: split auto / all"),
-              (("before", "auto"), ("before", "all"), "before: split auto / all")]
+    ratios = [(("after", "all"), ("before", "all"), "after / before")]
+    ratios += [((build, sp), (build, "all"), f"{build}: split {sp} / all") for build in ("after", "before")
+               for sp in h.OTHER_SPLITS]
     ratios = [r for r in ratios if r[0] in by_key and r[1] in by_key]
     lines = []
     for v in variants:
@@ -412,7 +412,7 @@ def gemv_section(ds):
     if not after:
         return "## GEMVs of the best baseline\n\n" + missing(f"no profile-N.json of this build "
                                                               f"({how_to_make('host profile', ds.dir)})")
-    auto = next((ps for key, _, ps in h.profile_groups(ds) if key == ("after", "auto")), None)
+    others = [(sp, ps) for sp in h.OTHER_SPLITS for key, _, ps in h.profile_groups(ds) if key == ("after", sp)]
     n = q.unique(p.doc["threads"] for p in after)
     best, known = h.best_baseline(ds, after)
     if best is None:
@@ -421,7 +421,7 @@ def gemv_section(ds):
     per_run = [{t["tensor"]: t for t in h.per_tensor(p.doc, best)} for p in after]
     if not any(per_run):
         return title + missing(f"the profiles of this build have no per_gemv entries for {best}")
-    auto_runs = [{t["tensor"]: t for t in h.per_tensor(p.doc, best)} for p in auto or []]
+    other_runs = [(sp, [{t["tensor"]: t for t in h.per_tensor(p.doc, best)} for p in ps]) for sp, ps in others]
     tensors = q.unique(name for run in per_run for name in run)
     lines, low = [], []
     for name in tensors:
@@ -437,8 +437,8 @@ def gemv_section(ds):
                span([x for t in mine for x in t["threads"]], str) if any(t["threads"] for t in mine) else "-",
                sig(q.median([t["ns"] for t in mine]) / 1e6), sig(floor / 1e6) if floor else "-",
                span(shares, pct) if shares else "-", f"**under {pct(h.LOW_SHARE_OF_CEILING)}**" if flagged else ""]
-        if auto_runs:
-            theirs = [run[name] for run in auto_runs if name in run]
+        for _, runs in other_runs:
+            theirs = [run[name] for run in runs if name in run]
             row += [span([x for t in theirs for x in t["threads"]], str) if any(t["threads"] for t in theirs)
                     else "-", span([t["share"] for t in theirs if t["share"] is not None], pct)]
         lines.append(row)
@@ -450,12 +450,12 @@ def gemv_section(ds):
             f"over the variant's ceiling in the file: the host CPU's read), each the median over the runs, and the % "
             f"of the ceiling reached (floor / time; each run's, lowest to highest); under "
             f"{pct(h.LOW_SHARE_OF_CEILING)} (median over the runs) is flagged."
-            + (" With --split auto (profile-auto): the threads the rule gave each tensor and its % of ceiling "
-               "there (against that file's own ceiling)." if auto_runs else "") + "\n\n")
+            + "".join(f" With --split {sp} (profile-{sp}): the threads it gave each tensor and its % of ceiling "
+                      f"there (against that file's own ceiling)." for sp, _ in other_runs) + "\n\n")
     header_row = ["tensor", "K x N", "GEMVs", "PTQ1_0 bytes", "threads", "ms per token", "floor ms", "% of ceiling",
                   "flag"]
-    if auto_runs:
-        header_row += ["split auto: threads", "split auto: % of ceiling"]
+    for sp, _ in other_runs:
+        header_row += [f"split {sp}: threads", f"split {sp}: % of ceiling"]
     verdict = ("\n\nUnder " + pct(h.LOW_SHARE_OF_CEILING) + " of the ceiling: " + ", ".join(low) + "."
                if low else f"\n\nNo tensor is under {pct(h.LOW_SHARE_OF_CEILING)} of the ceiling.")
     return title + text + table(header_row, lines) + verdict

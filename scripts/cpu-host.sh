@@ -2,10 +2,10 @@
 # cpu-host.sh [BUILD_DIR [BEFORE_HSDR]]: the CPU decode study of a many-core server in one call, into $OUT (default
 # results/host-latest): the machine, `hsdr check --backend cpu` over every vector file (the gate: nothing is timed if
 # it fails), the read ceiling per thread count (and an L1-resident read: the cores' own scaling), the pool's
-# hand-off per thread count (`hsdr bandwidth --handoff`),
-# the threads sweep of every CPU variant on bonsai2-27b's GEMV geometries (threads/results.jsonl), and a bonsai2-27b
-# token on all the threads (`hsdr profile`: default, and `--split auto`). The thread counts are the powers of two up
-# to the CPUs this process may run on, and that count itself.
+# hand-off per thread count (`hsdr bandwidth --handoff`), the threads sweep of every CPU variant on bonsai2-27b's
+# GEMV geometries (threads/results.jsonl), and a bonsai2-27b token on all the threads (`hsdr profile`: default, and
+# `--split tune`: each GEMV shape's thread count measured). The thread counts are the powers of two up to the CPUs
+# this process may run on, and that count itself.
 # BEFORE_HSDR: another build's hsdr (an older commit, same libraries) whose profile runs in the same call,
 # alternating with this build's (before, after, before, after: the machines drift between minutes), into
 # profile-before-N.json beside profile-N.json. Everything printed goes to cpu-host.log. Here,
@@ -50,7 +50,7 @@ if ! step check "$hsdr" check --backend cpu vectors/; then
     echo "== the CPU kernels failed their check on this machine: nothing is timed" | tee -a "$log"
     exit 1
 fi
-# a token on every thread: this build (held, rotated cold), alternating with the older build's, then the split rule
+# a token on every thread: this build (held, rotated cold), alternating with the older build's, then split tune
 profile() { # profile NAME HSDR [ARGS...]
     name=$1 bin=$2
     shift 2
@@ -68,7 +68,9 @@ if [ "$part" != 2 ]; then
         [ -n "$before" ] && profile "profile-before-$r" "$before"
         profile "profile-$r" "$hsdr"
     done
-    profile profile-auto "$hsdr" --split auto
+    # the thread count per GEMV shape measured first (--split auto's rule, one thread's bare read, was measured
+    # 1.7-2.6x slower on the 16-core host: docs/perf-notes.md, issue 22)
+    profile profile-tune "$hsdr" --split tune
 fi
 if [ "$part" = 1 ]; then
     echo "== cpu-host.sh: exit $status" | tee -a "$log"

@@ -21,7 +21,7 @@ cli_test(bandwidth_handoff_sizes 2 "--handoff measures the host's thread pool: .
   -- $<TARGET_FILE:hsdr> bandwidth --handoff --sizes 64K)
 cli_test(bandwidth_handoff_backend 2 "--handoff .* not --backend"
   -- $<TARGET_FILE:hsdr> bandwidth --handoff --backend cuda)
-cli_test(profile_bad_split 2 "--split 'some': expected all or auto"
+cli_test(profile_bad_split 2 "--split 'some': expected all, auto or tune"
   -- $<TARGET_FILE:hsdr> profile --model bonsai-4b --split some)
 if(HSDR_PYTHON)
   add_test(NAME cli.handoff_json COMMAND ${HSDR_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_handoff.py

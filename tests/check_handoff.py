@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """check_handoff.py HSDR OUTDIR: the shape of `hsdr bandwidth --handoff --json` (schema hsdr-handoff/1, one line per
 thread count: every call cell, free then held, at gaps 0, 10, 50, 200 us, the barrier, the context) and of `hsdr
-profile --split auto` (the split per GEMV, within the pool's threads). Shapes and invariants only, never the numbers:
-timed values have no place in a test."""
+profile --split auto` and `--split tune` (the split per GEMV, within the pool's threads; tune's per GEMV shape).
+Shapes and invariants only, never the numbers: timed values have no place in a test."""
 import json
 import os
 import subprocess
@@ -59,19 +59,26 @@ def main():
             check_time(c.get("time_ns", {}), f"{where} held={c.get('held')} gap={c.get('gap_us')}")
         check_time(row.get("barrier_ns", {}), f"{where} barrier_ns")
 
-    prof = os.path.join(out, "profile-split.json")
-    run = subprocess.run([hsdr, "profile", "--model", "bonsai-4b", "--layers", "1", "--tokens", "2", "--no-head",
-                          "--threads", "2", "--split", "auto", "--variants", "cpu.production,ref.q8_0", "--json",
-                          prof], capture_output=True, text=True, check=False)
-    check(run.returncode == 0, f"profile --split auto exit {run.returncode}: {run.stderr}")
-    check("split: auto" in run.stdout, "profile --split auto does not print the rule's inputs")
-    if run.returncode == 0:
-        doc = json.load(open(prof, encoding="utf-8"))
-        check(doc.get("split") == "auto", f"profile split {doc.get('split')}")
-        for v in doc.get("variants", []):
-            for g in v.get("per_gemv", []):
-                check(g.get("threads") in (1, 2), f"{v['variant']} {g.get('tensor')}: threads {g.get('threads')}")
-        check(len(doc.get("variants", [])) == 2, f"profile variants {len(doc.get('variants', []))}")
+    for split in ("auto", "tune"):
+        prof = os.path.join(out, f"profile-split-{split}.json")
+        run = subprocess.run([hsdr, "profile", "--model", "bonsai-4b", "--layers", "1", "--tokens", "2", "--no-head",
+                              "--threads", "2", "--split", split, "--variants", "cpu.production,ref.q8_0", "--json",
+                              prof], capture_output=True, text=True, check=False)
+        check(run.returncode == 0, f"profile --split {split} exit {run.returncode}: {run.stderr}")
+        check(f"split: {split}" in run.stdout, f"profile --split {split} does not say how it splits")
+        check(run.stdout.count("  threads:") == 2, f"profile --split {split}: not one threads line per variant")
+        if run.returncode == 0:
+            doc = json.load(open(prof, encoding="utf-8"))
+            check(doc.get("split") == split, f"profile split {doc.get('split')}, expected {split}")
+            for v in doc.get("variants", []):
+                per_shape = {}
+                for g in v.get("per_gemv", []):
+                    check(g.get("threads") in (1, 2), f"{v['variant']} {g.get('tensor')}: threads {g.get('threads')}")
+                    per_shape.setdefault((g.get("K"), g.get("N")), set()).add(g.get("threads"))
+                # tune chooses per GEMV shape: the GEMVs of one shape share the count
+                check(split != "tune" or all(len(t) == 1 for t in per_shape.values()),
+                      f"{v['variant']}: --split tune gave one shape several counts: {per_shape}")
+            check(len(doc.get("variants", [])) == 2, f"profile variants {len(doc.get('variants', []))}")
 
     for f in failures[:20]:
         print("FAIL", f)

@@ -51,11 +51,11 @@ static int parse(int argc, char **argv, hsdr_profile_options *o)
         } else if (c == 'j') {
             o->json_path = v;
         } else if (c == 'S') {
-            if (strcmp(v, "all") != 0 && strcmp(v, "auto") != 0) {
-                fprintf(stderr, "hsdr profile: --split '%s': expected all or auto\n", v);
+            if (strcmp(v, "all") != 0 && strcmp(v, "auto") != 0 && strcmp(v, "tune") != 0) {
+                fprintf(stderr, "hsdr profile: --split '%s': expected all, auto or tune\n", v);
                 return -1;
             }
-            o->split_auto = strcmp(v, "auto") == 0;
+            o->split = !strcmp(v, "auto") ? HSDR_SPLIT_AUTO : !strcmp(v, "tune") ? HSDR_SPLIT_TUNE : HSDR_SPLIT_ALL;
         } else if (c == 'd') {
             if (hsdr_dist_from_name(v, &o->dist) != 0) {
                 fprintf(stderr, "hsdr profile: --dist '%s': unknown distribution\n", v);
