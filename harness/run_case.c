@@ -479,8 +479,10 @@ typedef struct {
 } configuration;
 
 /* Set up configuration cf (its inputs built): validate each case, set up every one that passes plus its backend's
- * production variant when that is not among them. */
-static void config_open(run_state *rs, configuration *cf)
+ * production variant when that is not among them. Once stop() says so, the rest is left unset (the run discards the
+ * configuration at the pass boundary): a signal does not wait for a configuration's setups (cold copies, conversions,
+ * validation: tens of seconds at model sizes). */
+static void config_open(run_state *rs, configuration *cf, int (*stop)(void))
 {
     const hsdr_inputs *in = &cf->in->in;
     const size_t n = cf->n;
@@ -499,7 +501,7 @@ static void config_open(run_state *rs, configuration *cf)
     hsdr_timing_copy_share((size_t)(rs->m->visits > 1 ? rs->m->visits : 1) * (n + 2));
     const hsdr_case *first = &rs->m->cases[cf->idx[0]];
     hsdr_pool *pool = pool_for(&rs->pools, first->threads, err, sizeof err);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !stop(); i++) {
         member *x = &g[cf->ng++];
         x->c = rs->m->cases[cf->idx[i]];
         x->index = cf->idx[i];
@@ -518,8 +520,9 @@ static void config_open(run_state *rs, configuration *cf)
         }
     }
     /* each backend's production variant: among the cases, or a companion validated and set up here */
-    for (size_t i = 0, cases = cf->ng; i < cases; i++) {
+    for (size_t i = 0; i < cf->ng; i++)
         g[i].production = -1;
+    for (size_t i = 0, cases = cf->ng; i < cases && !stop(); i++) {
         const hsdr_variant *p = g[i].timed ? hsdr_backend_production(g[i].c.variant->backend) : NULL;
         if (!p)
             continue;
@@ -731,7 +734,7 @@ static int case_inputs(const run_state *rs, const hsdr_case *c, hsdr_inputs *in,
 /* Open the configuration of the next case not done (the consecutive cases that share inputs, threads and mode: the
  * expansion's order), on inputs shared with a configuration in flight that draws the same ones. NULL when no case
  * is left, or out of memory (said). */
-static configuration *config_next(run_state *rs, cJSON **rows, flight *f)
+static configuration *config_next(run_state *rs, cJSON **rows, flight *f, int (*stop)(void))
 {
     const hsdr_matrix *m = rs->m;
     while (f->next < m->ncases && rows[f->next])
@@ -769,7 +772,7 @@ static configuration *config_next(run_state *rs, cJSON **rows, flight *f)
         return NULL;
     }
     cf->in->refs++;
-    config_open(rs, cf);
+    config_open(rs, cf, stop);
     return cf;
 }
 
@@ -794,7 +797,7 @@ size_t hsdr_run_cases(run_state *rs, cJSON **rows, size_t done, int (*stop)(void
     flight fl = {.idx = malloc((rs->m->ncases ? rs->m->ncases : 1) * sizeof *fl.idx)};
     while (fl.idx) {
         if (!stop() && fl.nopen < visits) {
-            configuration *cf = config_next(rs, rows, &fl);
+            configuration *cf = config_next(rs, rows, &fl, stop);
             if (cf)
                 fl.open[fl.nopen++] = cf;
         }
