@@ -278,6 +278,8 @@ static int member_setup(member *x, const hsdr_inputs *in, hsdr_pool *pool, hsdr_
     x->timed = 1;
     static int warned;
     const size_t cycled = v->device ? 0 : x->ts.wc->rot.n * x->ts.wc->bytes, llc = hsdr_machine_llc_bytes();
+    if (x->row && !v->device)
+        cJSON_AddNumberToObject(x->row, "bytes_cycled", (double)cycled);
     if (x->c.mode == HSDR_MODE_COLD && !v->device && cycled <= 4 * llc && !warned++)
         fprintf(stderr, "hsdr run: %s: its cold copies cycle %.0f MB, not over 4x the %.0f MB last-level cache: the "
                 "setups in flight share half the memory (first such case; others may be too)\n", x->key,

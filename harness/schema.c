@@ -42,6 +42,10 @@ static const hsdr_field fields[] = {
     {"distribution", S, "", ALWAYS, CSV, "activation distribution (gaussian, laplace, student-t3, bonsai)"},
     {"mode", S, "", ALWAYS, CSV, "hot (weights re-read from cache where they fit) | cold (rotating copies larger "
                                 "than 4x the last-level cache; devices: 3x the L2)"},
+    {"bytes_cycled", I, "bytes", OPT, CSV | V2, "host rows: the bytes its timed launches rotate over, every copy of "
+                                               "the form it reads (PTQ1_0 or its converted one); cold: more than 4x "
+                                               "the last-level cache unless the memory that the setups in flight "
+                                               "share limited them; hot: one copy"},
     {"flns_F", I, "", OPT, CSV, "fLNS fraction bits (variants that use them)"},
     {"flns_b", I, "", OPT, CSV, "fLNS table width (variants that use them)"},
     {"shape", S, "", ALWAYS, CSV, "\"model/tensor\" for model-shape cases, \"gguf:TENSOR\" for a tensor of the --gguf "
