@@ -410,7 +410,7 @@ int hsdr_matrix_expand(const hsdr_matrix_spec *spec, hsdr_matrix *out, char *err
  * "*?[", else a substring of the key. */
 static bool alt_matches(const char *alt, size_t n, const char *key)
 {
-    char pattern[256];
+    char pattern[1024]; /* a key is shorter than 256 characters; a longer alternative matches none */
     if (n == 0 || n >= sizeof pattern)
         return false;
     memcpy(pattern, alt, n);
