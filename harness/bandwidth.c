@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -330,11 +329,11 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
         }
     }
     size_t total = (size_t)copies * stride;
-    long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_bytes > 0 && total > (size_t)pages / 2 * (size_t)page_bytes) {
+    const size_t memory = hsdr_machine_memory_bytes();
+    if (memory && total > memory / 2) {
         char total_text[32], phys_text[32];
         fmt_bytes(total, total_text, sizeof total_text);
-        fmt_bytes((size_t)pages * (size_t)page_bytes, phys_text, sizeof phys_text);
+        fmt_bytes(memory, phys_text, sizeof phys_text);
         return hsdr_errorf(err, errlen, "read bandwidth: %s %s needs %s, more than half of this machine's %s",
                            size_text, hsdr_mode_name(mode), total_text, phys_text);
     }

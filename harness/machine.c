@@ -107,6 +107,12 @@ static size_t llc_override(void)
     return v;
 }
 
+size_t hsdr_machine_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page_bytes > 0 ? (size_t)pages * (size_t)page_bytes : 0;
+}
+
 int hsdr_machine_llc_overridden(void)
 {
     return llc_override() != 0;

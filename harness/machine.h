@@ -19,6 +19,7 @@ size_t hsdr_machine_llc_bytes(void);
 int hsdr_machine_llc_overridden(void); /* 1 when HSDR_LLC_BYTES sets it */
 int hsdr_machine_cores(void);          /* physical cores (hwloc), >= 1 */
 int hsdr_machine_logical_cpus(void);   /* PUs (hwloc), >= 1 */
+size_t hsdr_machine_memory_bytes(void); /* physical memory (sysconf), 0 when not reported */
 /* Bytes of one instance of the level-1 data cache (level 1), L2 (2) or L3 (3); 0 when not reported. */
 size_t hsdr_machine_cache_bytes(int level);
 

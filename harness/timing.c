@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "machine.h"
 #include "markers.h"
@@ -16,8 +15,8 @@
 
 size_t hsdr_timing_memory_cap(void)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    size_t quarter = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 4 : (size_t)1 << 30;
+    const size_t memory = hsdr_machine_memory_bytes();
+    size_t quarter = memory ? memory / 4 : (size_t)1 << 30;
     size_t four_gib = (size_t)4 << 30;
     return quarter < four_gib ? quarter : four_gib;
 }
@@ -27,8 +26,8 @@ static _Atomic size_t share_cap;
 
 void hsdr_timing_copy_share(size_t setups)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    size_t half = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz / 2 : (size_t)2 << 30;
+    const size_t memory = hsdr_machine_memory_bytes();
+    size_t half = memory ? memory / 2 : (size_t)2 << 30;
     atomic_store(&share_cap, setups > 0 ? half / setups : 0);
 }
 
