@@ -202,7 +202,7 @@ int main(void)
                       K, N, r, (double)y[r], (double)ref[r]);
             /* timed path over uneven row ranges */
             void *act = aligned_alloc(64, (v->act_bytes(K) + 63) & ~(size_t)63);
-            size_t sb = (v->scratch_bytes(K, 1) + 63) & ~(size_t)63;
+            size_t sb = ((v->scratch_bytes ? v->scratch_bytes(K, 1) : 0) + 63) & ~(size_t)63;
             void *scratch = aligned_alloc(64, sb);
             memset(scratch, 0, sb);
             for (int r = 0; r < N; r++)

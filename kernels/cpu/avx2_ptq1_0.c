@@ -44,18 +44,11 @@ static size_t align64(size_t n)
 }
 
 /* Activations: [int8 q: K][int32 sum of q per Q8_0 block: K/32][fp32 d: K/32][Q8_0 blocks: K/32] */
-typedef struct {
-    int8_t *q;
-    int32_t *qsum;
-    float *d;
-    hsdr_block_q8_0 *blocks;
-} act_t;
-
-static act_t act_of(const hsdr_exec *e)
+hsdr_cpu_q8_act hsdr_cpu_q8_act_of(const hsdr_exec *e)
 {
     char *p = e->act;
     size_t nb = (size_t)e->K / 32;
-    act_t a;
+    hsdr_cpu_q8_act a;
     a.q = (int8_t *)p;
     p += align64((size_t)e->K);
     a.qsum = (int32_t *)p;
@@ -74,7 +67,7 @@ size_t hsdr_cpu_avx2_act_bytes(int K)
 
 static void encode_stage(const hsdr_exec *e)
 {
-    act_t a = act_of(e);
+    hsdr_cpu_q8_act a = hsdr_cpu_q8_act_of(e);
     hsdr_cpu_q8_0_quantize(e->x, e->K, a.blocks, a.d);
     for (int b = 0; b < e->K / 32; b++)
         memcpy(a.q + 32 * b, a.blocks[b].qs, 32);
@@ -282,7 +275,7 @@ TARGET static void store_rows(const hsdr_exec *e, int r, int r_end, __m256 sumf)
 }
 
 /* Rows r .. r + 7 (only real rows are stored). */
-TARGET static void eight_rows(const hsdr_exec *e, const act_t *a, int r, int r_end)
+TARGET static void eight_rows(const hsdr_exec *e, const hsdr_cpu_q8_act *a, int r, int r_end)
 {
     const int G = e->K / HSDR_QK;
     const uint8_t *p[8];
@@ -314,7 +307,7 @@ TARGET static void eight_rows(const hsdr_exec *e, const act_t *a, int r, int r_e
 void hsdr_cpu_avx2_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 {
     (void)scratch;
-    const act_t a = act_of(e);
+    const hsdr_cpu_q8_act a = hsdr_cpu_q8_act_of(e);
     for (int r = r0; r < r1; r += 8)
         eight_rows(e, &a, r, r1);
 }
@@ -338,7 +331,7 @@ size_t hsdr_cpu_avx2_scratch_bytes(int K, int R)
 TARGET static void stage_alone(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
 {
     const int G = e->K / HSDR_QK;
-    const act_t a = act_of(e);
+    const hsdr_cpu_q8_act a = hsdr_cpu_q8_act_of(e);
     stage_head *h = scratch;
     __m256i *digits = (__m256i *)(h + 1);
     __m256i *isum = digits + 32 * G;
