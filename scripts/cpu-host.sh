@@ -1,11 +1,11 @@
 #!/bin/sh
 # cpu-host.sh [BUILD_DIR [BEFORE_HSDR]]: the CPU decode study of a many-core server in one call, into $OUT (default
 # results/host-latest): the machine, `hsdr check --backend cpu` over every vector file (the gate: nothing is timed if
-# it fails), the read ceiling per thread count (and an L1-resident read: the cores' own scaling), the pool's
-# hand-off per thread count (`hsdr bandwidth --handoff`), the threads sweep of every CPU variant on bonsai2-27b's
-# GEMV geometries (threads/results.jsonl), and a bonsai2-27b token on all the threads (`hsdr profile`: default, and
-# `--split tune`: each GEMV shape's thread count measured). The thread counts are the powers of two up to the CPUs
-# this process may run on, and that count itself.
+# it fails), the read ceiling per thread count (and an L1-resident read of 16 KiB per thread: the cores' own
+# scaling), the pool's hand-off per thread count (`hsdr bandwidth --handoff`), the threads sweep of every CPU variant
+# on bonsai2-27b's GEMV geometries (threads/results.jsonl), and a bonsai2-27b token on all the threads (`hsdr
+# profile`: default, and `--split tune`: each GEMV shape's thread count measured). The thread counts are the powers
+# of two up to the CPUs this process may run on, and that count itself.
 # BEFORE_HSDR: another build's hsdr (an older commit, same libraries) whose profile runs in the same call,
 # alternating with this build's (before, after, before, after: the machines drift between minutes), into
 # profile-before-N.json beside profile-N.json. Everything printed goes to cpu-host.log. Here,
@@ -17,7 +17,8 @@
 # CPU_HOST_BUDGET_S=S: the threads sweep (last) stops at S seconds from the start (SIGTERM: the finished rows stay,
 # marked partial), so that a call of limited length brings its files back. CPU_HOST_TOKENS (default 32),
 # CPU_HOST_PROFILED (the profiles' variants, default every cpu.* one), CPU_HOST_TENSORS (the sweep's --filter),
-# CPU_HOST_ROUNDS (before/after alternations, default 2) narrow the study.
+# CPU_HOST_SWEPT (the sweep's variants, default backend:cpu), CPU_HOST_ROUNDS (before/after alternations, default 2)
+# narrow the study.
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac # the header above
 cd "$(dirname "$0")/.."
@@ -60,8 +61,13 @@ profile() { # profile NAME HSDR [ARGS...]
 part=${CPU_HOST_PART:-}
 if [ "$part" != 2 ]; then
     "$hsdr" bandwidth --threads "$list" --sizes 256M --mode cold --json >"$out/bandwidth.jsonl" 2>>"$log" || status=1
-    # a read that stays in each core's L1: its scaling is the cores' own (SMT siblings or a falling clock show here)
-    "$hsdr" bandwidth --threads "$list" --sizes 16K --mode hot --json >>"$out/bandwidth.jsonl" 2>>"$log" || status=1
+    # a read that stays in each core's L1, 16 KiB per thread: its scaling is the cores' own (SMT siblings or a falling
+    # clock show here). --sizes is split over the threads, so each count n reads 16n KiB (one 16 KiB over 16 threads
+    # was 1 KiB a thread: the per-pass overhead, not the cores, set its pace)
+    for n in $(echo "$list" | tr ',' ' '); do
+        "$hsdr" bandwidth --threads "$n" --sizes "$((16 * n))K" --mode hot --json >>"$out/bandwidth.jsonl" \
+            2>>"$log" || status=1
+    done
     "$hsdr" bandwidth --handoff --threads "$list" --json >"$out/handoff.jsonl" 2>>"$log" || status=1
     step handoff-table "$hsdr" bandwidth --handoff --threads "$list"
     for r in $(seq 1 "$rounds"); do
@@ -85,8 +91,9 @@ if [ -n "${CPU_HOST_BUDGET_S:-}" ]; then
     limit="timeout -k 60 $left" # SIGTERM lets the configurations in flight finish their rounds; then SIGKILL
     echo "== threads: $left s left of CPU_HOST_BUDGET_S=$CPU_HOST_BUDGET_S" | tee -a "$log"
 fi
-step threads $limit "$hsdr" run matrix.yaml --out "$out/threads" --quiet --stages none --set variants=backend:cpu \
-    --set threads="$list" --set R=1 --set shapes=bonsai2-27b --set mode=cold --set distribution=bonsai \
+step threads $limit "$hsdr" run matrix.yaml --out "$out/threads" --quiet --stages none \
+    --set variants="${CPU_HOST_SWEPT:-backend:cpu}" --set threads="$list" --set R=1 --set shapes=bonsai2-27b \
+    --set mode=cold --set distribution=bonsai \
     --set skip=none --set extra=none --set time_limit_s=0.25 --filter "$tensors"
 # a run stopped by the kill has only its journal: its finished rows become results.jsonl (hsdr merge)
 t=$out/threads
