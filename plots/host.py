@@ -1,8 +1,14 @@
 """Views of a host study folder (scripts/cpu-host.sh; load.HostDataset) shared by its figures (host_figures.py) and
-its report (host_report.py), beside query.py's (context, machine label, variant order): the timed rows of the threads
-sweep by variant, shape and thread count, the read ceiling per thread count, parallel efficiency, and the per-GEMV
-view of a profile. Every number is computed from the files; the variant list comes from the rows (registry order),
-then the profiles."""
+its report (host_report.py), beside query.py's (context, machine label, variant order): the calls of the script the
+folder holds, the timed rows of the threads sweep by variant, shape and thread count, the read ceiling per thread
+count and the cache-hot reads, parallel efficiency, and the per-GEMV view of a profile. Every number is computed from
+the files; the variant list comes from the rows (registry order), then the profiles."""
+import glob
+import os
+import re
+from dataclasses import dataclass
+
+import load
 import query as q
 
 # PTQ1_0 as stored: a block of 128 weights is 28 bytes (shared/spec/ptq1_0.md); the bytes of the profile's floor
@@ -10,6 +16,102 @@ PTQ1_0_BLOCK_BYTES = 28
 PTQ1_0_BLOCK_WEIGHTS = 128
 # a GEMV under this share of its read ceiling is flagged in the report
 LOW_SHARE_OF_CEILING = 0.60
+
+
+# ---- the calls of the script ----
+
+# a folder may hold several calls of scripts/cpu-host.sh on one machine: the first call's bandwidth.jsonl,
+# handoff.jsonl and cpu-host.log (load.HostDataset), a later call's as bandwidth-N.jsonl, handoff-N.jsonl and
+# cpu-host-N.log (N = 2, 3, ..); the profiles and the sweep's rows of every call share the folder's names
+CALL_FILE = re.compile(r"^(?:bandwidth|handoff|cpu-host)-(\d+)\.(?:jsonl|log)$")
+
+
+@dataclass(eq=False)  # one object per call: hashed and compared by identity
+class Call:
+    """One call of scripts/cpu-host.sh: its number (1: the unnumbered files), its files' suffix ("" or "-N"), its
+    read ceilings (bandwidth lines), hand-off lines and log; None where its file is absent."""
+    number: int
+    suffix: str
+    bandwidth: list | None
+    handoff: list | None
+    log: str | None
+
+    @property
+    def label(self):
+        return f"call {self.number}"
+
+    def file(self, base):
+        """'bandwidth.jsonl' -> this call's name of it ('bandwidth-2.jsonl')."""
+        stem, dot, ext = base.partition(".")
+        return f"{stem}{self.suffix}{dot}{ext}"
+
+    @property
+    def contexts(self):
+        lines = (self.bandwidth or []) + (self.handoff or [])
+        return [x["context"] for x in lines if isinstance(x.get("context"), dict)]
+
+    @property
+    def started(self):
+        """The earliest start its files record (their context), None without; the calls' order in time."""
+        return min((c["started"] for c in self.contexts if c.get("started")), default=None)
+
+
+def _read_text(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def _optional(path, reader):
+    return reader(path) if os.path.exists(path) else None
+
+
+def calls(ds):
+    """[Call] of the folder: call 1 from the dataset's own files, then every N of a bandwidth-N.jsonl,
+    handoff-N.jsonl or cpu-host-N.log, in order of N (read once, kept on ds; load.InputError when one is malformed)."""
+    cached = getattr(ds, "_host_calls", None)
+    if cached is not None:
+        return cached
+    numbers = sorted({int(m.group(1)) for m in (CALL_FILE.match(os.path.basename(p))
+                                                for p in glob.glob(os.path.join(glob.escape(ds.dir), "*-*")))
+                      if m and int(m.group(1)) >= 2})
+    out = [Call(1, "", ds.bandwidth, ds.handoff, ds.log)]
+    try:
+        for n in numbers:
+            out.append(Call(n, f"-{n}", _optional(os.path.join(ds.dir, f"bandwidth-{n}.jsonl"), load.load_bandwidth),
+                            _optional(os.path.join(ds.dir, f"handoff-{n}.jsonl"), load.load_handoff),
+                            _optional(os.path.join(ds.dir, f"cpu-host-{n}.log"), _read_text)))
+    except OSError as e:
+        raise load.InputError(f"{e.filename}: {e.strerror}") from None
+    ds._host_calls = out  # a plain attribute: HostDataset is a dataclass without slots
+    return out
+
+
+def several_calls(ds):
+    return len(calls(ds)) > 1
+
+
+def call_of(ds, context):
+    """The Call a file of the folder belongs to by its context: the last call started at or before the context's start
+    (its files record when each process started); None with one call, or when the times are not recorded."""
+    started = (context or {}).get("started") if isinstance(context, dict) else None
+    timed = [c for c in calls(ds) if c.started]
+    if len(calls(ds)) < 2 or not started or len(timed) < len(calls(ds)):
+        return None
+    mine = [c for c in sorted(timed, key=lambda c: c.started) if c.started <= started]
+    return mine[-1] if mine else None
+
+
+def rows_by_call(ds, rows):
+    """[(Call, or None where a row records no start time, [rows])]: the rows of each call, in call order, None last."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(call_of(ds, r.get("context")), []).append(r)
+    return sorted(groups.items(), key=lambda kv: kv[0].number if kv[0] else float("inf"))
+
+
+def bandwidth_lines(ds):
+    """Every call's bandwidth lines, in call order."""
+    return [x for c in calls(ds) for x in c.bandwidth or []]
 
 
 def all_variants(ds):
@@ -78,16 +180,57 @@ def speedup(cells, variant, shape, n):
 
 # ---- read ceilings per thread count ----
 
-def read_ceilings(ds, mode=None):
-    """threads -> the median bytes_per_s of bandwidth.jsonl's lines of that thread count (of `mode` when given and
-    measured; else of every mode); {} without the file."""
-    lines = ds.bandwidth or []
+def read_ceilings(ds, mode=None, lines=None):
+    """threads -> the median bytes_per_s of the bandwidth lines of that thread count (of `mode` when given and
+    measured; else of every mode): `lines`, else every call's (bandwidth.jsonl, bandwidth-N.jsonl); {} without."""
+    lines = bandwidth_lines(ds) if lines is None else lines
     if mode and any(x["mode"] == mode for x in lines):
         lines = [x for x in lines if x["mode"] == mode]
     out = {}
     for x in lines:
         out.setdefault(x["threads"], []).append(x["bytes_per_s"])
     return {t: q.median(v) for t, v in sorted(out.items())}
+
+
+# a hot read whose share per thread is at most this stays in each core's own cache (without the context's L2 size)
+CORE_CACHE_BYTES = 1 << 20
+
+
+@dataclass
+class HotSeries:
+    """Cache-hot reads of one call across thread counts. per_thread: each thread read `size` bytes (the working set
+    grew with the count: the cores' own scaling); else `size` bytes in all, split over the threads by `hsdr bandwidth`
+    (size / n each: the fixed cost of a pass grows in share, so its ratios are not the cores' scaling)."""
+    call: Call
+    per_thread: bool
+    size: int
+    gb_per_s: dict  # threads -> median GB/s
+
+    def ratio(self, n):
+        """B(n) / B(1), None without both."""
+        one, many = self.gb_per_s.get(1), self.gb_per_s.get(n)
+        return many / one if one and many else None
+
+
+def hot_series(ds):
+    """[HotSeries] of every call's hot reads that fit each core's own cache (a share per thread of at most the
+    context's L2, else CORE_CACHE_BYTES): lines of one size per thread at 1 thread and at least one more count form
+    a per-thread series (scripts/cpu-host.sh since the 16 KiB-per-thread probe); lines of one total size at 1 thread
+    and more, a split series (its earlier probe: one 16 KiB over all the threads). Per call, per-thread first."""
+    out = []
+    for c in calls(ds):
+        l2 = next((ctx["caches"].get("L2") for ctx in c.contexts if (ctx.get("caches") or {}).get("L2")), None)
+        lines = [x for x in c.bandwidth or [] if x["mode"] == "hot"
+                 and x["bytes"] / x["threads"] <= (l2 or CORE_CACHE_BYTES)]
+        for per_thread in (True, False):
+            groups = {}
+            for x in lines:
+                size = round(x["bytes"] / x["threads"]) if per_thread else x["bytes"]
+                groups.setdefault(size, {}).setdefault(x["threads"], []).append(x["bytes_per_s"] / 1e9)
+            for size, by_n in sorted(groups.items()):
+                if 1 in by_n and len(by_n) > 1:
+                    out.append(HotSeries(c, per_thread, size, {n: q.median(v) for n, v in sorted(by_n.items())}))
+    return out
 
 
 def row_ceilings(rows):

@@ -29,16 +29,19 @@ def scope(rows):
 
 
 def ceiling_lines(ds, rows):
-    """[(threads, GB/s), style, label] of the read ceilings per thread count: bandwidth.jsonl's, and the one
-    `hsdr run` measured beside the rows."""
+    """[(threads, GB/s), style, label] of the read ceilings per thread count: bandwidth.jsonl's (the median over the
+    calls' bandwidth files where the folder holds several), and the one `hsdr run` measured beside the rows."""
     mode = rows[0]["mode"]
     out = []
     measured = h.read_ceilings(ds, mode)
     if measured:
-        sizes = sorted({q.fmt_bytes(x["bytes"]) for x in ds.bandwidth})
+        lines = h.bandwidth_lines(ds)
+        drawn = [x for x in lines if x["mode"] == mode] or lines  # read_ceilings falls back to every mode
+        sizes = sorted({q.fmt_bytes(x["bytes"]) for x in drawn})
+        calls = [c for c in h.calls(ds) if c.bandwidth]
+        source = f"median of {len(calls)} calls' bandwidth files" if len(calls) > 1 else "bandwidth.jsonl"
         out.append(([(t, b / 1e9) for t, b in measured.items()], {"color": "k", "ls": "--", "lw": 1.6},
-                    f"read ceiling, bandwidth.jsonl ({', '.join(sizes)}, "
-                    f"{'/'.join(q.unique(x['mode'] for x in ds.bandwidth))})"))
+                    f"read ceiling, {source} ({', '.join(sizes)}, {'/'.join(q.unique(x['mode'] for x in drawn))})"))
     beside = h.row_ceilings(rows)
     if beside:
         out.append(([(t, b / 1e9) for t, b in beside.items()], {"color": "0.45", "ls": ":", "lw": 1.6},
@@ -48,8 +51,8 @@ def ceiling_lines(ds, rows):
 
 def thread_scaling(ds, palette):
     """Achieved GB/s (PTQ1_0 weight bytes / median time) of every variant against the thread count, one panel per
-    GEMV, with the read ceiling at each thread count dashed (bandwidth.jsonl) and the one `hsdr run` measured beside
-    the rows dotted."""
+    GEMV, with the read ceiling at each thread count dashed (bandwidth.jsonl; of several calls, the median of their
+    bandwidth files) and the one `hsdr run` measured beside the rows dotted."""
     rows = sweep_rows(ds)
     gemvs = h.shapes(rows)
     ncols = min(3, len(gemvs))
@@ -97,7 +100,8 @@ def offsets(n, spread=0.03):
 def parallel_efficiency(ds, palette):
     """Speedup T(1) / T(n) and parallel efficiency E(n) = T(1) / (n T(n)) of every variant against the thread count:
     the median over the GEMVs, the bar from the lowest to the highest GEMV; dashed, the read ceiling's own
-    B(n) / B(1) and B(n) / (n B(1)) from bandwidth.jsonl: what a kernel at the ceiling on one thread could reach."""
+    B(n) / B(1) and B(n) / (n B(1)) from bandwidth.jsonl (of several calls, the median of their bandwidth files): what
+    a kernel at the ceiling on one thread could reach."""
     rows = sweep_rows(ds)
     threads = h.thread_counts(rows)
     if len(threads) < 2 or threads[0] != 1:
@@ -139,9 +143,11 @@ def parallel_efficiency(ds, palette):
     axes[1].set_title("parallel efficiency (1 = ideal)", fontsize=9)
     handles = [Line2D([], [], color=palette(v), marker="o", ms=4, label=v) for v in variants]
     handles += [Line2D([], [], color="0.6", lw=1, ls="-.", label="ideal (n, 1)")]
-    if len(h.read_ceilings(ds)) > 1:
+    if len(h.read_ceilings(ds, rows[0]["mode"])) > 1:
+        several = len([c for c in h.calls(ds) if c.bandwidth]) > 1
         handles += [Line2D([], [], color="k", ls="--", lw=1.6,
-                           label="read ceiling: B(n) / B(1), B(n) / (n B(1)) (bandwidth.jsonl)")]
+                           label="read ceiling: B(n) / B(1), B(n) / (n B(1)) ("
+                                 + ("median over the calls' bandwidth files" if several else "bandwidth.jsonl") + ")")]
     figure_legend(fig, handles, ncol=min(5, len(handles)), bottom=0.02)
     set_title(fig, ds, "Parallel efficiency per variant",
               f"{scope(rows)}; {len(gemvs)} GEMV{'s' if len(gemvs) > 1 else ''} "

@@ -8,7 +8,8 @@ hsdr reads them), DIR/breakeven.json, DIR/profile-<model>.json, DIR/states.jsonl
 inputs DIR/inspect.json, DIR/states-real.jsonl and DIR/quality-real.json (docs/real-model.md) and the
 DIR/columns-<model>.jsonl of older runs (optional); writes DIR/figures/*.png (one line printed per figure) and
 DIR/REPORT.md. A host study folder of scripts/cpu-host.sh (no results.jsonl; threads/results.jsonl[.gz],
-handoff.jsonl, bandwidth.jsonl, profile-*.json, cpu-host.log: load.is_host_dir) gets its own figures
+handoff.jsonl, bandwidth.jsonl, profile-*.json, cpu-host.log: load.is_host_dir; a later call's bandwidth-N.jsonl,
+handoff-N.jsonl, cpu-host-N.log beside them: host.calls) gets its own figures
 (host_figures.py: thread-scaling.png, parallel-efficiency.png) and report (host_report.py). A figure whose input
 is missing is still written, as a labelled "no data" placeholder that names the command producing it.
 Exit status: 0 done; 2 bad usage or malformed input (the message names the file and line); 1 a figure failed to
@@ -85,6 +86,8 @@ def main(argv):
     host_study = load.is_host_dir(args.dir)
     try:
         ds = load.load_host_dir(args.dir) if host_study else load.load_dir(args.dir)
+        if host_study:
+            host.calls(ds)  # a later call's files (bandwidth-N.jsonl, handoff-N.jsonl), checked before any drawing
     except load.InputError as e:
         print(f"plots/make_all.py: {e}", file=sys.stderr)
         return 2
