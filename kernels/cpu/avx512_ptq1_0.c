@@ -268,8 +268,9 @@ TARGET void hsdr_cpu_ptq1_r16_rows(const hsdr_exec *e, int r0, int r1, void *scr
         const uint8_t *p = (const uint8_t *)e->weights + (size_t)rg * G * R16_GROUP_BLOCK;
         __m512 sumf = _mm512_setzero_ps();
         for (int g = 0; g < G; g++, p += R16_GROUP_BLOCK) {
-            for (int j = 0; j < 7; j++) /* PF_BLOCKS ahead (past the buffer's end: a prefetch never faults) */
-                _mm_prefetch((const char *)p + PF_BLOCKS * R16_GROUP_BLOCK + 64 * j, _MM_HINT_T0);
+            const uintptr_t ahead = (uintptr_t)p + PF_BLOCKS * R16_GROUP_BLOCK; /* past the end: never dereferenced */
+            for (int j = 0; j < 7; j++)
+                _mm_prefetch((const char *)(ahead + 64 * (unsigned)j), _MM_HINT_T0);
             const group16 grp = {.qs = {_mm512_load_si512(p), _mm512_load_si512(p + 64), _mm512_load_si512(p + 128),
                                         _mm512_load_si512(p + 192)},
                                  .hi = {_mm512_load_si512(p + 256), _mm512_load_si512(p + 320)},
