@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,7 +28,6 @@ static const double TIME_LIMIT_S = 0.3;     /* of timed repetitions */
 static const double SAMPLE_MIN_NS = 200e3;  /* a host sample this long hides the ~1 us pool dispatch */
 static const size_t COLD_CAP_BYTES = (size_t)1 << 30;
 static const size_t MAX_WORKING_SET = (size_t)1 << 36;
-static const size_t HUGE_PAGE_BYTES = (size_t)2 << 20;
 
 /* ---- the read kernels -------------------------------------------------------------------------------------------
  * Sum of the 64-bit words, the last partial word zero-padded. The sum is consumed (stored and folded into a volatile
@@ -337,21 +335,16 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
         return hsdr_errorf(err, errlen, "read bandwidth: %s %s needs %s, more than half of this machine's %s",
                            size_text, hsdr_mode_name(mode), total_text, phys_text);
     }
-    size_t align = total >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : 64;
-    size_t alloc_bytes = (total + align - 1) / align * align;
-    void *mem = NULL;
     thread_slot *slots = aligned_alloc(64, sizeof(thread_slot) * (size_t)nthreads);
-    if (!slots || posix_memalign(&mem, align, alloc_bytes) != 0) {
+    unsigned char *mem = hsdr_machine_stream_alloc(total); /* huge pages from 2 MiB, as the weight copies */
+    if (!slots || !mem) {
         char total_text[32];
         fmt_bytes(total, total_text, sizeof total_text);
         free(slots);
+        free(mem);
         return hsdr_errorf(err, errlen, "read bandwidth: out of memory allocating %s (%d %s of %s, %s)", total_text,
                            copies, copies == 1 ? "copy" : "copies", size_text, hsdr_mode_name(mode));
     }
-#ifdef MADV_HUGEPAGE
-    if (align == HUGE_PAGE_BYTES)
-        madvise(mem, alloc_bytes, MADV_HUGEPAGE); /* fewer TLB misses in the stream; a refusal changes nothing */
-#endif
     memset(slots, 0, sizeof(thread_slot) * (size_t)nthreads);
     bw_task task = {.base = mem, .bytes = bytes, .stride = stride, .copies = copies, .first_copy = 0, .passes = 1,
                     .init = 1, .kernel = chosen_kernel, .slots = slots, .pool = pool};

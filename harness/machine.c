@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +112,21 @@ size_t hsdr_machine_memory_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
     return pages > 0 && page_bytes > 0 ? (size_t)pages * (size_t)page_bytes : 0;
+}
+
+void *hsdr_machine_stream_alloc(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    const size_t align = bytes >= huge ? huge : 64;
+    const size_t n = (bytes + align - 1) / align * align;
+    void *mem = NULL;
+    if (n == 0 || posix_memalign(&mem, align, n) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == huge)
+        madvise(mem, n, MADV_HUGEPAGE); /* before the first touch; a refusal changes nothing */
+#endif
+    return mem;
 }
 
 int hsdr_machine_llc_overridden(void)

@@ -20,6 +20,11 @@ int hsdr_machine_llc_overridden(void); /* 1 when HSDR_LLC_BYTES sets it */
 int hsdr_machine_cores(void);          /* physical cores (hwloc), >= 1 */
 int hsdr_machine_logical_cpus(void);   /* PUs (hwloc), >= 1 */
 size_t hsdr_machine_memory_bytes(void); /* physical memory (sysconf), 0 when not reported */
+/* Memory that a kernel or a read streams through (weight copies, the bandwidth buffer), freed with free(): from 2 MiB
+ * on, 2 MiB-aligned and advised MADV_HUGEPAGE before its first touch, so that with transparent huge pages in
+ * "madvise" mode the weights and the read ceiling measured beside them stream through the same page size (with 4 KiB
+ * pages each thread's stream takes a TLB miss per page). NULL when out of memory or bytes is 0. */
+void *hsdr_machine_stream_alloc(size_t bytes);
 /* Bytes of one instance of the level-1 data cache (level 1), L2 (2) or L3 (3); 0 when not reported. */
 size_t hsdr_machine_cache_bytes(int level);
 

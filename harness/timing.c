@@ -231,7 +231,7 @@ int hsdr_weight_copies_create_n(hsdr_weight_copies *wc, const uint8_t *W, size_t
     if (n < 1)
         n = 1;
     wc->copies = calloc(n, sizeof(void *));
-    wc->block = aligned_alloc(64, n * align64(bytes));
+    wc->block = hsdr_machine_stream_alloc(n * align64(bytes));
     if (!wc->copies || !wc->block) {
         hsdr_weight_copies_free(wc);
         return hsdr_errorf(err, errlen, "out of memory for %zu weight copies of %zu bytes", n, bytes);
