@@ -46,7 +46,7 @@ if [ "${CPU_HOST_QUICK:-0}" = 1 ]; then
 fi
 variants=$("$hsdr" list 2>/dev/null | awk '$1 ~ /^cpu\./ {printf "%s%s", sep, $1; sep = ","}')
 variants=${CPU_HOST_PROFILED:-$variants}
-step machine sh -c "lscpu; $hsdr --version"
+step machine sh -c "lscpu; $hsdr --version; echo \"transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)\""
 if ! step check "$hsdr" check --backend cpu vectors/; then
     echo "== the CPU kernels failed their check on this machine: nothing is timed" | tee -a "$log"
     exit 1
