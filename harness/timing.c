@@ -343,6 +343,16 @@ void hsdr_timing_setup_threads(hsdr_timing_setup *ts, int n)
         ts->r0[t] = (int)(t < n && a < N ? a : N);
         ts->r1[t] = (int)(t < n && b < N ? b : N);
     }
+    /* A full matvec splits its rows dynamically (as ggml's CPU mat-mul does): the active threads claim chunks of
+     * about N / 4n rows, multiples of 16 (the row groups of the interleaved CPU forms), from one counter, so a
+     * thread slowed by its core's neighbours (the lent host's vCPUs) takes fewer chunks instead of holding up the
+     * GEMV's end. Variants whose time depends on R keep the static ranges: their activation tiles are built per R
+     * rows of one thread's range. */
+    ts->chunk = 0;
+    if (n > 1 && !ts->v->uses_R) {
+        const int want = (N + 4 * n - 1) / (4 * n);
+        ts->chunk = (want + 15) / 16 * 16;
+    }
 }
 
 int hsdr_timing_setup_create(hsdr_timing_setup *ts, const hsdr_case *c, const hsdr_inputs *in, int nthreads,
@@ -464,8 +474,25 @@ typedef struct {
     hsdr_timing_setup *ts;
     const void *weights;
     unsigned skip, twice;
-    int stage; /* -1: full run */
+    int stage;        /* -1: full run */
+    atomic_int next;  /* the next chunk of rows to claim (ts->chunk > 0), 0 at every pool run */
 } rep_arg;
+
+/* Thread tid's rows of a full matvec: its static range, or chunks claimed in turn until none is left. */
+static void rep_rows(rep_arg *a, const hsdr_exec *e, int tid)
+{
+    const hsdr_timing_setup *ts = a->ts;
+    if (ts->chunk <= 0) {
+        ts->v->rows(e, ts->r0[tid], ts->r1[tid], ts->scratch[tid]);
+        return;
+    }
+    for (;;) {
+        const long r = (long)atomic_fetch_add_explicit(&a->next, 1, memory_order_relaxed) * ts->chunk;
+        if (r >= e->N)
+            return;
+        ts->v->rows(e, (int)r, (int)(r + ts->chunk < e->N ? r + ts->chunk : e->N), ts->scratch[tid]);
+    }
+}
 
 static void rep_fn(int tid, int nthreads, void *arg)
 {
@@ -489,7 +516,7 @@ static void rep_fn(int tid, int nthreads, void *arg)
         v->prologue(&e);
     if (nthreads > 1)
         hsdr_pool_barrier(a->ts->pool);
-    v->rows(&e, a->ts->r0[tid], a->ts->r1[tid], a->ts->scratch[tid]);
+    rep_rows(a, &e, tid);
     hsdr_markers_stop("matvec");
 }
 
@@ -497,7 +524,7 @@ int hsdr_timing_run_pool(hsdr_timing_setup *ts)
 {
     if (ts->dev)
         return device_full(ts);
-    rep_arg a = {ts, ts->wc->copies[0], 0, 0, -1};
+    rep_arg a = {ts, ts->wc->copies[0], 0, 0, -1, 0};
     hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     return 0;
 }
@@ -506,9 +533,10 @@ int hsdr_timing_run_pool(hsdr_timing_setup *ts)
 static int matvec_launch(hsdr_subject *s, size_t copy, int count)
 {
     hsdr_timing_setup *ts = s->ctx;
-    rep_arg a = {ts, NULL, s->skip, s->twice, s->stage};
+    rep_arg a = {ts, NULL, s->skip, s->twice, s->stage, 0};
     for (int i = 0; i < count; i++) {
         a.weights = ts->wc->copies[(copy + (size_t)i) % ts->rot->n];
+        atomic_store_explicit(&a.next, 0, memory_order_relaxed); /* the pool run's start orders it before the claims */
         hsdr_pool_run_n(ts->pool, ts->active, rep_fn, &a);
     }
     return 0;

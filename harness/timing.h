@@ -108,7 +108,8 @@ typedef struct {
     void **scratch;          /* per thread */
     int nthreads;
     int active;              /* host: threads its pool runs use (hsdr_pool_run_n): nthreads, or fewer when set */
-    int *r0, *r1;            /* per-thread row ranges over the active threads */
+    int *r0, *r1;            /* per-thread row ranges over the active threads (stages alone; chunk 0) */
+    int chunk;               /* rows per chunk that the active threads claim in turn (dynamic split), 0: r0..r1 */
     double convert_ns;       /* time of the first prepare(), 0 without one */
     size_t footprint;        /* prepared bytes, or the PTQ1_0 bytes */
     hsdr_device_run *dev;    /* device variants: the variant's device state (no host copies, no scratch) */
