@@ -294,19 +294,31 @@ static int measure_read(hsdr_subject *s, const hsdr_timing_policy *pol, hsdr_bw_
     return 0;
 }
 
-int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
-                        size_t errlen)
+struct hsdr_read_subject {
+    bw_task task;
+    hsdr_rotation rot;
+    unsigned char *mem;
+    int copies;
+    size_t total;
+    char note[sizeof ((hsdr_bw_result *)0)->note];
+};
+
+int hsdr_read_subject_create(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_read_subject **out, hsdr_subject *s,
+                             char *err, size_t errlen)
 {
     char size_text[32];
     fmt_bytes(bytes, size_text, sizeof size_text);
-    if (!pool || !out)
-        return hsdr_errorf(err, errlen, "read bandwidth: no pool or no result given");
+    *out = NULL;
+    if (!pool)
+        return hsdr_errorf(err, errlen, "read bandwidth: no pool given");
     if (bytes == 0 || bytes > MAX_WORKING_SET)
         return hsdr_errorf(err, errlen, "read bandwidth: working set of %zu bytes: expected 1 byte .. 64 GiB", bytes);
     if (mode != HSDR_MODE_HOT && mode != HSDR_MODE_COLD)
         return hsdr_errorf(err, errlen, "read bandwidth: mode %d is neither hot nor cold", (int)mode);
     pthread_once(&kernel_once, choose_kernel);
-    memset(out, 0, sizeof *out);
+    hsdr_read_subject *r = calloc(1, sizeof *r);
+    if (!r)
+        return hsdr_errorf(err, errlen, "read bandwidth: out of memory");
     int nthreads = hsdr_pool_threads(pool);
     size_t stride = (bytes + 63) / 64 * 64;
     int copies = 1;
@@ -318,7 +330,7 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
             char llc_text[32], cap_text[32];
             fmt_bytes(llc, llc_text, sizeof llc_text);
             fmt_bytes((size_t)copies * stride, cap_text, sizeof cap_text);
-            snprintf(out->note, sizeof out->note,
+            snprintf(r->note, sizeof r->note,
                      "cold rotation capped at 1 GiB: %d copies of %s = %s, not above 4 x LLC (%s): some reads may "
                      "hit the cache",
                      copies, size_text, cap_text, llc_text);
@@ -332,6 +344,7 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
         char total_text[32], phys_text[32];
         fmt_bytes(total, total_text, sizeof total_text);
         fmt_bytes(memory, phys_text, sizeof phys_text);
+        free(r);
         return hsdr_errorf(err, errlen, "read bandwidth: %s %s needs %s, more than half of this machine's %s",
                            size_text, hsdr_mode_name(mode), total_text, phys_text);
     }
@@ -342,30 +355,58 @@ int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_r
         fmt_bytes(total, total_text, sizeof total_text);
         free(slots);
         free(mem);
+        free(r);
         return hsdr_errorf(err, errlen, "read bandwidth: out of memory allocating %s (%d %s of %s, %s)", total_text,
                            copies, copies == 1 ? "copy" : "copies", size_text, hsdr_mode_name(mode));
     }
     memset(slots, 0, sizeof(thread_slot) * (size_t)nthreads);
-    bw_task task = {.base = mem, .bytes = bytes, .stride = stride, .copies = copies, .first_copy = 0, .passes = 1,
-                    .init = 1, .kernel = chosen_kernel, .slots = slots, .pool = pool};
-    hsdr_pool_run(pool, bw_thread, &task);
-    task.init = 0;
-    hsdr_rotation rot = {.n = (size_t)copies};
-    hsdr_subject s = {.name = "read", .launch = bw_launch, .ctx = &task, .wake = pool, .rot = &rot, .count = 1};
+    r->task = (bw_task){.base = mem, .bytes = bytes, .stride = stride, .copies = copies, .first_copy = 0,
+                        .passes = 1, .init = 1, .kernel = chosen_kernel, .slots = slots, .pool = pool};
+    hsdr_pool_run(pool, bw_thread, &r->task);
+    r->task.init = 0;
+    r->rot = (hsdr_rotation){.n = (size_t)copies};
+    r->mem = mem;
+    r->copies = copies;
+    r->total = total;
+    *s = (hsdr_subject){.name = "read", .launch = bw_launch, .ctx = &r->task, .wake = pool, .rot = &r->rot,
+                        .count = 1};
+    *out = r;
+    return 0;
+}
+
+void hsdr_read_subject_free(hsdr_read_subject *r)
+{
+    if (!r)
+        return;
+    uint64_t sink = 0;
+    for (int t = 0; t < hsdr_pool_threads(r->task.pool); t++)
+        sink += r->task.slots[t].sum;
+    bw_sink += sink;
+    free(r->mem);
+    free(r->task.slots);
+    free(r);
+}
+
+int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
+                        size_t errlen)
+{
+    if (!out)
+        return hsdr_errorf(err, errlen, "read bandwidth: no result given");
+    memset(out, 0, sizeof *out);
+    hsdr_read_subject *r;
+    hsdr_subject s;
+    if (hsdr_read_subject_create(pool, bytes, mode, &r, &s, err, errlen) != 0)
+        return -1;
     const hsdr_timing_policy pol = hsdr_bw_policy(0);
     out->backend = "cpu";
-    out->threads = nthreads;
+    out->threads = hsdr_pool_threads(pool);
     out->mode = mode;
     out->bytes = bytes;
-    out->buffers = copies;
-    out->footprint_bytes = total;
+    out->buffers = r->copies;
+    out->footprint_bytes = r->total;
+    snprintf(out->note, sizeof out->note, "%s", r->note);
     int rc = measure_read(&s, &pol, out, err, errlen);
-    uint64_t sink = 0;
-    for (int t = 0; t < nthreads; t++)
-        sink += slots[t].sum;
-    bw_sink += sink;
-    free(mem);
-    free(slots);
+    hsdr_read_subject_free(r);
     return rc;
 }
 

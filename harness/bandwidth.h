@@ -42,6 +42,14 @@ hsdr_timing_policy hsdr_bw_policy(int device);
 /* Read bandwidth of `bytes` (>= 1) over the pool's threads in mode hot or cold, timed by harness/timing.c. 0, or -1
  * with a message in err (out of memory, bad argument). Call from the pool's creating thread. Every measurement
  * goes into hsdr_bandwidth_log. out owns its samples (hsdr_bw_result_free). */
+/* A read of `bytes` on every thread of the pool (cold: rotating over copies that exceed 4x the LLC, as
+ * hsdr_read_bandwidth) as a timing subject *s, to be measured beside other subjects in one hsdr_measure: a ceiling
+ * sampled between them, under the same drift. *r owns the buffers until hsdr_read_subject_free. 0, or -1 with a
+ * message. */
+typedef struct hsdr_read_subject hsdr_read_subject;
+int hsdr_read_subject_create(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_read_subject **r, hsdr_subject *s,
+                             char *err, size_t errlen);
+void hsdr_read_subject_free(hsdr_read_subject *r);
 int hsdr_read_bandwidth(hsdr_pool *pool, size_t bytes, hsdr_mode mode, hsdr_bw_result *out, char *err,
                         size_t errlen);
 /* The same on a device: its plain streaming read (read_create), one launch per sample, cold rotating over more than

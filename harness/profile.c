@@ -19,6 +19,9 @@
 #include "util.h"
 #include "validate.h"
 
+/* The host's read that sets the floor: 256 MiB on every thread, cold (rotating over copies beyond 4x the LLC). */
+static const size_t READ_BYTES = (size_t)256 << 20;
+
 /* The untimed work of a token's GEMV before its launch: fresh activations of its distribution into the shared x
  * (a device variant uploads them). */
 typedef struct {
@@ -209,6 +212,8 @@ int hsdr_profile(const hsdr_profile_options *options)
     hsdr_subject *subj = NULL, **subjp = NULL;
     hsdr_stats *st = NULL;
     feed *feeds = NULL;
+    hsdr_read_subject *reader = NULL; /* the host's read, sampled between the tokens of every host variant */
+    hsdr_subject read_s;
     if (!in_place || validation_inputs(&plan, o.seed, &vin, &n_vin, &vin_of, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr profile: %s\n", in_place ? err : "out of memory");
         rc = HSDR_EXIT_USAGE;
@@ -237,9 +242,16 @@ int hsdr_profile(const hsdr_profile_options *options)
     /* the host's floor: every weight byte read once per token at the host's measured DRAM read bandwidth (device
      * variants replace it with their device's own read of the same bytes, per row) */
     const hsdr_bw_result *bw;
-    double ceiling = hsdr_ceiling(NULL, pool, (size_t)256 << 20, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
+    double ceiling = hsdr_ceiling(NULL, pool, READ_BYTES, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
+    int host_variants = 0;
+    for (size_t vi = 0; vi < hsdr_registry_count; vi++)
+        host_variants |= selected(&o, &hsdr_registry[vi]) && !hsdr_registry[vi].device;
+    if (host_variants && hsdr_read_subject_create(pool, READ_BYTES, HSDR_MODE_COLD, &reader, &read_s, err,
+                                                  sizeof err) != 0)
+        fprintf(stderr, "hsdr profile: the read between the tokens: %s; the host floor is the read before them\n",
+                err);
     if (o.split == HSDR_SPLIT_AUTO && hsdr_split_model_measure(pool, ceiling, &split, err, sizeof err) != 0) {
         fprintf(stderr, "hsdr profile: --split auto: %s\n", err);
         rc = HSDR_EXIT_FAIL;
@@ -263,10 +275,11 @@ int hsdr_profile(const hsdr_profile_options *options)
     if (o.gguf)
         describe_gguf(&plan, &o, doc);
     printf("GEMV-only: no attention, recurrence or sampling; encoding counted per GEMV (tensors that share an input "
-           "each encode it). Floor: weight bytes / the ceiling: for host variants %.1f GB/s (the host CPU's DRAM read, "
-           "%d thread(s), measured now); for device variants the device's own streaming read of the same bytes (its "
-           "own line). Weights: %s.\n",
-           ceiling / 1e9, o.threads,
+           "each encode it). Floor: weight bytes / the ceiling: for host variants the host CPU's DRAM read on %d "
+           "thread(s), %s (%.1f GB/s before the tokens); for device variants the device's own streaming read of the "
+           "same bytes (its own line). Weights: %s.\n",
+           o.threads, reader ? "sampled once per token round between the variant's tokens (its line)" : "measured now",
+           ceiling / 1e9,
            o.gguf ? "the file's tensors (PTQ1_0 read in place, PQ2_0 converted), validated on them"
                   : "seeded random PTQ1_0");
     for (size_t i = 0; i < ng; i++)
@@ -308,8 +321,8 @@ int hsdr_profile(const hsdr_profile_options *options)
     token_ns = malloc(sizeof(double) * (size_t)o.tokens);
     gemv_ns = calloc(ng, sizeof(double));
     ts = calloc(ng, sizeof *ts);
-    subj = calloc(ng, sizeof *subj), subjp = calloc(ng, sizeof *subjp);
-    st = calloc(ng, sizeof *st);
+    subj = calloc(ng, sizeof *subj), subjp = calloc(ng + 1, sizeof *subjp);
+    st = calloc(ng + 1, sizeof *st);
     feeds = calloc(ng, sizeof *feeds);
     double *kind_ns = calloc((size_t)plan.n_kinds + 1, sizeof(double));
     if (!x || !token_ns || !gemv_ns || !ts || !subj || !subjp || !st || !feeds || !kind_ns) {
@@ -374,7 +387,7 @@ int hsdr_profile(const hsdr_profile_options *options)
             continue;
         }
         memset(gemv_ns, 0, sizeof(double) * ng);
-        double ceiling_v = ceiling, device_sum = 0.0;
+        double ceiling_v = ceiling, device_sum = 0.0, read_spread = NAN;
         host_profiled |= v->device == NULL;
         /* a token is a round of the engine: every GEMV once, in model order, each with fresh activations drawn
          * (untimed) just before its launch; the first round warms up */
@@ -387,9 +400,19 @@ int hsdr_profile(const hsdr_profile_options *options)
         }
         const hsdr_timing_policy tokens = {.warmup = 1, .min_reps = o.tokens, .max_reps = o.tokens,
                                            .noise_target = 0.0, .time_limit_s = INFINITY};
+        /* a host variant's floor: the read sampled once per token round, after its GEMVs (the same minutes, the
+         * same drift: on the lent host the read measured before the tokens ranged 50-128 GB/s within one call) */
+        const int with_read = !v->device && reader;
+        if (with_read)
+            subjp[ng] = &read_s;
         hsdr_pool_hold(pool, 1); /* the workers spin between the token's GEMVs */
-        ok = hsdr_measure(subjp, (int)ng, &tokens, st, err, sizeof err) == 0;
+        ok = hsdr_measure(subjp, (int)ng + with_read, &tokens, st, err, sizeof err) == 0;
         hsdr_pool_hold(pool, 0);
+        if (ok && with_read) {
+            ceiling_v = st[ng].median > 0 ? (double)READ_BYTES / (st[ng].median * 1e-9) : ceiling;
+            read_spread = st[ng].median > 0 ? (st[ng].p75 - st[ng].p25) / st[ng].median : NAN;
+            hsdr_stats_free(&st[ng]);
+        }
         for (int t = 0; ok && t < o.tokens; t++) {
             token_ns[t] = 0.0;
             for (size_t i = 0; i < ng; i++)
@@ -466,6 +489,9 @@ int hsdr_profile(const hsdr_profile_options *options)
         if (v->device)
             printf("%-14s   floor from %s's streaming read of %.1f MB: %.1f GB/s (cold)\n", "",
                    v->device->describe(), total_bytes / 1e6, ceiling_v / 1e9);
+        else if (reader)
+            printf("  floor from the read between its tokens: %.1f GB/s (spread %.0f %%)\n", ceiling_v / 1e9,
+                   100.0 * read_spread);
         if (!v->device && o.split != HSDR_SPLIT_ALL) { /* the threads each tensor got (per its first GEMV) */
             printf("  threads:");
             for (size_t i = 0; i < ng; i++) {
@@ -491,6 +517,11 @@ int hsdr_profile(const hsdr_profile_options *options)
         cJSON_AddNumberToObject(vo, "floor_ms_per_token_full_model", full_floor_ns * ceiling / ceiling_v / 1e6);
         cJSON_AddNumberToObject(vo, "ceiling_bytes_per_s", ceiling_v);
         cJSON_AddStringToObject(vo, "ceiling_of", v->device ? v->device->describe() : "the host CPU's DRAM read");
+        if (!v->device) { /* the read sampled between this variant's tokens, or (false) the one before them */
+            cJSON_AddBoolToObject(vo, "ceiling_between_tokens", reader != NULL);
+            if (reader && !isnan(read_spread))
+                cJSON_AddNumberToObject(vo, "ceiling_rel_spread", read_spread);
+        }
         if (v->device) {
             cJSON_AddStringToObject(vo, "device", v->device->describe());
             cJSON_AddStringToObject(vo, "timing", "one CUDA graph per token, replayed back to back (device clock)");
@@ -557,6 +588,7 @@ done:
     free(feeds);
     cJSON_Delete(doc);
     hsdr_split_model_free(&split);
+    hsdr_read_subject_free(reader);
     hsdr_pool_destroy(pool);
     for (size_t j = 0; vin && j < n_vin; j++)
         hsdr_inputs_free(&vin[j]);
