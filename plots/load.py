@@ -627,9 +627,9 @@ def load_dir(directory):
 # ---- the host study (scripts/cpu-host.sh) ----
 
 # a folder holds a host study when it has one of these and no results.jsonl of its own (which makes it an ordinary
-# results directory, read by load_dir as before)
+# results directory, read by load_dir as before); cpu-host.log alone: a call that ran only profiles
 HOST_MARKERS = ("handoff.jsonl", "bandwidth.jsonl", os.path.join("threads", "results.jsonl"),
-                os.path.join("threads", "results.jsonl.gz"))
+                os.path.join("threads", "results.jsonl.gz"), "cpu-host.log")
 
 
 @dataclass
