@@ -112,6 +112,10 @@ def check(hsdr, path, out_dir, name, extra, keep, layers_measured, head):
         expect(got == want, f"{name}: {v['variant']} per_gemv {got}, want {want}")
         expect(all(p["mean_ns"] > 0 for p in per), f"{name}: {v['variant']}: a mean_ns is not positive")
         ceiling = v["ceiling_bytes_per_s"]
+        # a host variant's floor: the read sampled between its tokens (hsdr profile since issue 22)
+        expect(v.get("ceiling_between_tokens") is True and 0 <= v.get("ceiling_rel_spread", -1) < 10 and ceiling > 0,
+               f"{name}: {v['variant']}: no read between the tokens ({v.get('ceiling_between_tokens')}, "
+               f"{v.get('ceiling_rel_spread')})")
         expect(close(v["floor_ms_per_token_measured"] * 1e6, measured_bytes / ceiling * 1e9, 1e-6),
                f"{name}: {v['variant']} floor {v['floor_ms_per_token_measured']}")
         expect(close(v["floor_ms_per_token_full_model"] * 1e6, token_bytes / ceiling * 1e9, 1e-6),
