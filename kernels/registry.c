@@ -120,7 +120,8 @@ const hsdr_variant hsdr_registry[] = {
      .outputs = HSDR_OUT_Y_Q8_0, .stages = ST(DECODE) | ST(ENCODE) | ST(REDUCE) | ST(SCALE) | ST(MERGE),
      .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx512_unavailable, .matvec = hsdr_matvec_via_rows,
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 14, D(REDUCE) = 8, D(SCALE) = 5},
-     .act_bytes = hsdr_cpu_avx2_act_bytes, .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_avx512_rows},
+     .act_bytes = hsdr_cpu_avx2_act_bytes, .scratch_bytes = hsdr_cpu_avx512_scratch_bytes,
+     .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_avx512_rows, .stage = hsdr_cpu_avx512_stage},
     {.name = "cpu.ptq1_r16", .backend = "cpu", .family = "baseline",
      .summary = "cpu.avx512 on PTQ1_0 bytes permuted (convert): 16 rows interleaved by dword, seven aligned loads per "
                 "block and no transpose, one sequential stream per thread; same 28 bytes per 128 weights",
@@ -128,7 +129,8 @@ const hsdr_variant hsdr_registry[] = {
      .precision = 32, .needs_x = true, .unavailable = hsdr_cpu_avx512_unavailable, .matvec = hsdr_matvec_via_rows,
      .ablatable = ST(ENCODE), .depth = {D(ENCODE) = 34, D(DECODE) = 12, D(REDUCE) = 8, D(SCALE) = 5},
      .prepare = hsdr_cpu_ptq1_r16_prepare, .release = hsdr_cpu_ptq1_r16_release, .act_bytes = hsdr_cpu_avx2_act_bytes,
-     .prologue = hsdr_cpu_avx2_prologue, .rows = hsdr_cpu_ptq1_r16_rows},
+     .scratch_bytes = hsdr_cpu_avx512_scratch_bytes, .prologue = hsdr_cpu_avx2_prologue,
+     .rows = hsdr_cpu_ptq1_r16_rows, .stage = hsdr_cpu_ptq1_r16_stage},
     {.name = "cpu.planar2", .backend = "cpu", .family = "baseline",
      .summary = "predecoded 2-bit planar form converted from PTQ1_0 (8 rows interleaved per dword, fp16 scales): "
                 "shift+and digits, maddubs(t, q) vectorized across 8 rows, exact sum q subtracted, fused fp32",

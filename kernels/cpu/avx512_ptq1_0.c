@@ -7,7 +7,7 @@
  *   Layout   weights: PTQ1_0 rows as stored. Activations: cpu.avx2's (hsdr_cpu_q8_act: the production Q8_0 blocks,
  *            q in natural order, the exact sum of q per block, fp32 scales), made by cpu.avx2's prologue.
  *   Stages   encode (quantize + sums), decode (load, transpose, digits), reduce (vpdpbusd, - sum q), scale (sumi),
- *            merge (weight scales and sumf); no stage-alone hook (--stages gives ablation only).
+ *            merge (weight scales and sumf); each alone (stage hook) from scratch, as cpu.avx2.
  *   Time it  ./build/hsdr run matrix.yaml --filter 'variant=cpu.avx512 *' (on a CPU with AVX-512 VNNI; cpu.ptq1_r16,
  *            the same kernel on the same bytes permuted at convert, with 'variant=cpu.ptq1_r16 *')
  *   Loads    two 16-byte loads per block and row (bytes 0..15 and 12..27), rows l, l + 4, l + 8, l + 12 in the four
@@ -113,16 +113,22 @@ TARGET static inline __m512i dot4(__m512i acc, __m512i t, const int8_t *q, int w
     return _mm512_dpbusd_epi32(acc, t, _mm512_set1_epi32(v));
 }
 
-/* Every digit vector i of one block of sixteen rows, multiplied at once into acc[i / 8] (cpu.avx2's walk, in the
- * same order: vector i holds weights 4 i .. 4 i + 3 of each row, so sub-block i / 8). */
-TARGET static inline void walk_group(const group16 *G, const digit_consts *c, __m512i acc[4], const int8_t *q)
+/* Every digit vector i of one block of sixteen rows (cpu.avx2's walk, in the same order: vector i holds weights
+ * 4 i .. 4 i + 3 of each row, so sub-block i / 8): stored to D[i] (the decode stage alone), or (D == NULL)
+ * multiplied at once into acc[i / 8]. Inlined with a constant D, the branch disappears. */
+TARGET static inline void walk_group(const group16 *G, const digit_consts *c, __m512i *D, __m512i acc[4],
+                                     const int8_t *q)
 {
     /* Source order, as in cpu.avx2: left free, GCC computes digit vectors far ahead of their use and spills them. */
 #define SEQ(a, b) __asm__ volatile("" : "+v"(a), "+v"(b))
 #define EMIT(i, t)                                                                                                   \
     do {                                                                                                             \
-        acc[(i) / 8] = dot4(acc[(i) / 8], (t), q, 4 * (i));                                                           \
-        SEQ(acc[(i) / 8], s);                                                                                        \
+        if (D) {                                                                                                     \
+            D[i] = (t);                                                                                              \
+        } else {                                                                                                     \
+            acc[(i) / 8] = dot4(acc[(i) / 8], (t), q, 4 * (i));                                                       \
+            SEQ(acc[(i) / 8], s);                                                                                    \
+        }                                                                                                            \
     } while (0)
 #pragma GCC unroll 4
     for (int j = 0; j < 4; j++) { /* digit n of qs[4j + i] is weight 16 n + 4 j + i */
@@ -160,18 +166,24 @@ TARGET static inline __m512 row_scales(__m512i tail)
 }
 
 /* Rows r .. r + 15 (rows past r_end - 1 repeat row r_end - 1; only real rows are stored). */
+/* Section 7 step 3 for sixteen rows of block g: sumi = fma(d8_k, acc_k - sum q_k, sumi), k = 0..3, from +0. */
+TARGET static inline __m512 scale_rows(const __m512i acc[4], const hsdr_cpu_q8_act *a, int g)
+{
+    __m512 sumi = _mm512_setzero_ps();
+    for (int k = 0; k < 4; k++) {
+        const __m512i isum = _mm512_sub_epi32(acc[k], _mm512_set1_epi32(a->qsum[4 * g + k]));
+        sumi = _mm512_fmadd_ps(_mm512_set1_ps(a->d[4 * g + k]), _mm512_cvtepi32_ps(isum), sumi);
+    }
+    return sumi;
+}
+
 /* One block of sixteen rows into sumf (section 7 steps 3 and 4 per lane). */
 TARGET static inline __m512 block_rows(const group16 *grp, const digit_consts *dc, const hsdr_cpu_q8_act *a, int g,
                                        __m512 sumf)
 {
     __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-    walk_group(grp, dc, acc, a->q + (size_t)g * HSDR_QK);
-    __m512 sumi = _mm512_setzero_ps(); /* step 3: sumi = fma(d8_k, isum_k, sumi), k = 0..3, from +0 */
-    for (int k = 0; k < 4; k++) {
-        const __m512i isum = _mm512_sub_epi32(acc[k], _mm512_set1_epi32(a->qsum[4 * g + k]));
-        sumi = _mm512_fmadd_ps(_mm512_set1_ps(a->d[4 * g + k]), _mm512_cvtepi32_ps(isum), sumi);
-    }
-    return _mm512_fmadd_ps(row_scales(grp->tail), sumi, sumf); /* step 4 */
+    walk_group(grp, dc, NULL, acc, a->q + (size_t)g * HSDR_QK);
+    return _mm512_fmadd_ps(row_scales(grp->tail), scale_rows(acc, a, g), sumf); /* step 4 */
 }
 
 /* y of rows r .. r + 15 from lanes 0..15, only those inside [r_lo, r_end). */
@@ -279,4 +291,132 @@ TARGET void hsdr_cpu_ptq1_r16_rows(const hsdr_exec *e, int r0, int r1, void *scr
         }
         store_rows(e, 16 * rg, r0, r1, sumf);
     }
+}
+
+/* ---- stages alone (both variants): each reads what the previous stage of the fused kernel would hand it, kept in
+ * scratch for the thread's first group of sixteen rows (cpu.avx2's scheme) ---- */
+
+typedef struct {
+    unsigned ready; /* HSDR_STAGE_BIT of the stages whose outputs below are valid */
+    unsigned pad[15];
+    __m512i sink; /* keeps decode-alone work observable */
+} stage_head;
+
+size_t hsdr_cpu_avx512_scratch_bytes(int K, int R)
+{
+    (void)R;
+    const size_t G = (size_t)K / HSDR_QK;
+    return sizeof(stage_head) + 64 * G * (32 + 4 + 1); /* per block: 32 digit vectors, 4 sums, sumi */
+}
+
+/* Block g of the group of rows r.. (r a multiple of 16 for the interleaved form; p: the stored rows' pointers). */
+TARGET static inline group16 group_at(const hsdr_exec *e, int interleaved, const uint8_t *const p[16], int r, int g)
+{
+    if (!interleaved)
+        return load_group(p, (size_t)g * HSDR_PTQ1_0_BYTES);
+    const uint8_t *b = (const uint8_t *)e->weights + ((size_t)(r / 16) * (size_t)(e->K / HSDR_QK) + (size_t)g) *
+                                                         R16_GROUP_BLOCK;
+    return (group16){.qs = {_mm512_load_si512(b), _mm512_load_si512(b + 64), _mm512_load_si512(b + 128),
+                            _mm512_load_si512(b + 192)},
+                     .hi = {_mm512_load_si512(b + 256), _mm512_load_si512(b + 320)},
+                     .tail = _mm512_load_si512(b + 384)};
+}
+
+TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    if (s == HSDR_STAGE_ENCODE) { /* cpu.avx2's encode (on the thread with r0 == 0) */
+        hsdr_cpu_avx2_stage(e, s, r0, r1, scratch);
+        return;
+    }
+    if (r0 >= r1)
+        return;
+    const int G = e->K / HSDR_QK;
+    const int first = interleaved ? r0 / 16 * 16 : r0;
+    const hsdr_cpu_q8_act a = hsdr_cpu_q8_act_of(e);
+    const digit_consts dc = digit_consts_make();
+    stage_head *h = scratch;
+    __m512i *digits = (__m512i *)(h + 1), *isum = digits + 32 * (size_t)G;
+    __m512 *sumi = (__m512 *)(isum + 4 * (size_t)G);
+    const uint8_t *p[16];
+    const size_t stride = (size_t)G * HSDR_PTQ1_0_BYTES;
+    /* pointers of the stored rows r .. r + 15 (past r_end - 1: row r_end - 1) */
+#define ROWS_AT(r)                                                                                                   \
+    for (int l = 0; l < 16; l++)                                                                                     \
+        p[l] = (const uint8_t *)e->weights + (size_t)((r) + l < r1 ? (r) + l : r1 - 1) * stride
+    /* inputs of the later stages, produced once from the first group (scratch starts zeroed: nothing ready) */
+    const int need_digits = s == HSDR_STAGE_REDUCE || s == HSDR_STAGE_SCALE || s == HSDR_STAGE_MERGE;
+    const int need_isum = s == HSDR_STAGE_SCALE || s == HSDR_STAGE_MERGE, need_sumi = s == HSDR_STAGE_MERGE;
+    if (need_digits && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_DECODE))) {
+        ROWS_AT(first);
+        for (int g = 0; g < G; g++) {
+            const group16 grp = group_at(e, interleaved, p, first, g);
+            walk_group(&grp, &dc, digits + 32 * g, NULL, NULL);
+        }
+        h->ready |= HSDR_STAGE_BIT(HSDR_STAGE_DECODE);
+    }
+    if (need_isum && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_REDUCE))) {
+        for (int g = 0; g < G; g++)
+            for (int k = 0; k < 4; k++) { /* the raw sums; scale_rows subtracts sum q */
+                __m512i acc = _mm512_setzero_si512();
+                for (int i = 0; i < 8; i++)
+                    acc = dot4(acc, digits[32 * g + 8 * k + i], a.q + (size_t)g * HSDR_QK, 4 * (8 * k + i));
+                isum[4 * g + k] = acc;
+            }
+        h->ready |= HSDR_STAGE_BIT(HSDR_STAGE_REDUCE);
+    }
+    if (need_sumi && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_SCALE))) {
+        for (int g = 0; g < G; g++)
+            sumi[g] = scale_rows(isum + 4 * g, &a, g);
+        h->ready |= HSDR_STAGE_BIT(HSDR_STAGE_SCALE);
+    }
+    for (int r = first; r < r1; r += 16) {
+        ROWS_AT(r);
+        switch (s) {
+        case HSDR_STAGE_DECODE: {
+            __m512i acc = _mm512_setzero_si512();
+            for (int g = 0; g < G; g++) {
+                const group16 grp = group_at(e, interleaved, p, r, g);
+                __m512i D[32];
+                walk_group(&grp, &dc, D, NULL, NULL);
+                for (int j = 0; j < 32; j++)
+                    acc = _mm512_xor_si512(acc, D[j]);
+            }
+            h->sink = _mm512_xor_si512(h->sink, acc);
+            break;
+        }
+        case HSDR_STAGE_REDUCE:
+            for (int g = 0; g < G; g++)
+                for (int k = 0; k < 4; k++) {
+                    __m512i acc = _mm512_setzero_si512();
+                    for (int i = 0; i < 8; i++)
+                        acc = dot4(acc, digits[32 * g + 8 * k + i], a.q + (size_t)g * HSDR_QK, 4 * (8 * k + i));
+                    isum[4 * g + k] = acc;
+                }
+            break;
+        case HSDR_STAGE_SCALE:
+            for (int g = 0; g < G; g++)
+                sumi[g] = scale_rows(isum + 4 * g, &a, g);
+            break;
+        case HSDR_STAGE_MERGE: {
+            __m512 sumf = _mm512_setzero_ps();
+            for (int g = 0; g < G; g++)
+                sumf = _mm512_fmadd_ps(row_scales(group_at(e, interleaved, p, r, g).tail), sumi[g], sumf);
+            store_rows(e, r, r0, r1, sumf);
+            break;
+        }
+        default:
+            return;
+        }
+    }
+#undef ROWS_AT
+}
+
+void hsdr_cpu_avx512_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    stage_alone(e, 0, s, r0, r1, scratch);
+}
+
+void hsdr_cpu_ptq1_r16_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
+{
+    stage_alone(e, 1, s, r0, r1, scratch);
 }
