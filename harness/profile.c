@@ -223,9 +223,13 @@ int hsdr_profile(const hsdr_profile_options *options)
      * copies here, shared by the variants that read them as stored; a converting variant's own, per setup) */
     hsdr_profile_rotation rot;
     hsdr_profile_rotation_plan(total_bytes, hsdr_machine_llc_bytes(), hsdr_timing_memory_cap(), o.hot, &rot);
-    int raw_readers = 0;
-    for (size_t vi = 0; vi < hsdr_registry_count; vi++)
-        raw_readers |= selected(&o, &hsdr_registry[vi]) && !hsdr_registry[vi].device && !hsdr_registry[vi].prepare;
+    int raw_readers = 0, host_variants = 0; /* selected host variants: reading PTQ1_0 as stored, any */
+    for (size_t vi = 0; vi < hsdr_registry_count; vi++) {
+        const hsdr_variant *v = &hsdr_registry[vi];
+        const int host = selected(&o, v) && !v->device;
+        raw_readers |= host && !v->prepare;
+        host_variants |= host;
+    }
     for (size_t i = 0; i < ng; i++)
         if ((rot.copies > 1 && raw_readers
                  ? hsdr_weight_copies_create_n(&in_place[i], g[i].W, g[i].bytes, rot.copies, err, sizeof err)
@@ -245,9 +249,6 @@ int hsdr_profile(const hsdr_profile_options *options)
     double ceiling = hsdr_ceiling(NULL, pool, READ_BYTES, HSDR_MODE_COLD, INFINITY, &bw, err, sizeof err) == 0
                          ? bw->bytes_per_s
                          : NAN;
-    int host_variants = 0;
-    for (size_t vi = 0; vi < hsdr_registry_count; vi++)
-        host_variants |= selected(&o, &hsdr_registry[vi]) && !hsdr_registry[vi].device;
     if (host_variants && hsdr_read_subject_create(pool, READ_BYTES, HSDR_MODE_COLD, &reader, &read_s, err,
                                                   sizeof err) != 0)
         fprintf(stderr, "hsdr profile: the read between the tokens: %s; the host floor is the read before them\n",

@@ -165,7 +165,6 @@ TARGET static inline __m512 row_scales(__m512i tail)
     return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(tail, 16)));
 }
 
-/* Rows r .. r + 15 (rows past r_end - 1 repeat row r_end - 1; only real rows are stored). */
 /* Section 7 step 3 for sixteen rows of block g: sumi = fma(d8_k, acc_k - sum q_k, sumi), k = 0..3, from +0. */
 TARGET static inline __m512 scale_rows(const __m512i acc[4], const hsdr_cpu_q8_act *a, int g)
 {
@@ -196,14 +195,21 @@ TARGET static void store_rows(const hsdr_exec *e, int r, int r_lo, int r_end, __
             e->y[r + l] = out[l];
 }
 
-/* Rows r .. r + 15 of PTQ1_0 as stored (rows past r_end - 1 repeat row r_end - 1; only real rows are stored). */
+/* Pointers of the stored rows r .. r + 15 at block 0 (rows past r_end - 1 repeat row r_end - 1). */
+static void rows_at(const hsdr_exec *e, int r, int r_end, const uint8_t *p[16])
+{
+    const size_t stride = (size_t)(e->K / HSDR_QK) * HSDR_PTQ1_0_BYTES;
+    for (int l = 0; l < 16; l++)
+        p[l] = (const uint8_t *)e->weights + (size_t)(r + l < r_end ? r + l : r_end - 1) * stride;
+}
+
+/* Rows r .. r + 15 of PTQ1_0 as stored (only real rows are stored). */
 TARGET static void sixteen_rows(const hsdr_exec *e, const hsdr_cpu_q8_act *a, int r, int r_end)
 {
     const int G = e->K / HSDR_QK;
     const size_t stride = (size_t)G * HSDR_PTQ1_0_BYTES;
     const uint8_t *p[16];
-    for (int l = 0; l < 16; l++)
-        p[l] = (const uint8_t *)e->weights + (size_t)(r + l < r_end ? r + l : r_end - 1) * stride;
+    rows_at(e, r, r_end, p);
     const digit_consts dc = digit_consts_make();
     /* cpu.avx2's prefetch: the next group's rows (one contiguous range), spread over this group's blocks */
     const char *next = (const char *)e->weights + (size_t)(r + 16) * stride;
@@ -232,10 +238,19 @@ void hsdr_cpu_avx512_rows(const hsdr_exec *e, int r0, int r1, void *scratch)
 
 /* ---- cpu.ptq1_r16: the same bytes, sixteen rows interleaved by dword (a permutation, the convert stage) ---- */
 
-#define R16_GROUP_BLOCK (16 * HSDR_PTQ1_0_BYTES)
+#define R16_GROUP_BLOCK (16 * HSDR_PTQ1_0_BYTES) /* 448 bytes: seven 64-byte vectors, dword j of rows 0..15 */
 /* Software prefetch distance in blocks of the thread's stream (1792 bytes): measured on ffn_gate, cold, on the 2-core
  * VM (docs/perf-notes.md): 4 gave 8.1-8.8 GB/s on one thread against 6.9-7.6 with none and 7.9-9.7 with 8 or 16. */
-#define PF_BLOCKS 4 /* 448 bytes: seven 64-byte vectors, dword j of rows 0..15 */
+#define PF_BLOCKS 4
+
+/* One block of sixteen interleaved rows at b: seven aligned loads, already in the lanes load_group transposes to. */
+TARGET static inline group16 load_r16(const uint8_t *b)
+{
+    return (group16){.qs = {_mm512_load_si512(b), _mm512_load_si512(b + 64), _mm512_load_si512(b + 128),
+                            _mm512_load_si512(b + 192)},
+                     .hi = {_mm512_load_si512(b + 256), _mm512_load_si512(b + 320)},
+                     .tail = _mm512_load_si512(b + 384)};
+}
 
 static size_t r16_bytes(int K, int N)
 {
@@ -283,10 +298,7 @@ TARGET void hsdr_cpu_ptq1_r16_rows(const hsdr_exec *e, int r0, int r1, void *scr
             const uintptr_t ahead = (uintptr_t)p + PF_BLOCKS * R16_GROUP_BLOCK; /* past the end: never dereferenced */
             for (int j = 0; j < 7; j++)
                 _mm_prefetch((const char *)(ahead + 64 * (unsigned)j), _MM_HINT_T0);
-            const group16 grp = {.qs = {_mm512_load_si512(p), _mm512_load_si512(p + 64), _mm512_load_si512(p + 128),
-                                        _mm512_load_si512(p + 192)},
-                                 .hi = {_mm512_load_si512(p + 256), _mm512_load_si512(p + 320)},
-                                 .tail = _mm512_load_si512(p + 384)};
+            const group16 grp = load_r16(p);
             sumf = block_rows(&grp, &dc, &a, g, sumf);
         }
         store_rows(e, 16 * rg, r0, r1, sumf);
@@ -314,12 +326,20 @@ TARGET static inline group16 group_at(const hsdr_exec *e, int interleaved, const
 {
     if (!interleaved)
         return load_group(p, (size_t)g * HSDR_PTQ1_0_BYTES);
-    const uint8_t *b = (const uint8_t *)e->weights + ((size_t)(r / 16) * (size_t)(e->K / HSDR_QK) + (size_t)g) *
-                                                         R16_GROUP_BLOCK;
-    return (group16){.qs = {_mm512_load_si512(b), _mm512_load_si512(b + 64), _mm512_load_si512(b + 128),
-                            _mm512_load_si512(b + 192)},
-                     .hi = {_mm512_load_si512(b + 256), _mm512_load_si512(b + 320)},
-                     .tail = _mm512_load_si512(b + 384)};
+    return load_r16((const uint8_t *)e->weights +
+                    ((size_t)(r / 16) * (size_t)(e->K / HSDR_QK) + (size_t)g) * R16_GROUP_BLOCK);
+}
+
+/* The reduce stage of block g alone: the raw sums of sub-blocks k = 0..3 from its 32 digit vectors D (scale_rows
+ * subtracts the sum of q). */
+TARGET static inline void reduce_group(const __m512i D[32], const int8_t *q, __m512i isum[4])
+{
+    for (int k = 0; k < 4; k++) {
+        __m512i acc = _mm512_setzero_si512();
+        for (int i = 0; i < 8; i++)
+            acc = dot4(acc, D[8 * k + i], q, 4 * (8 * k + i));
+        isum[k] = acc;
+    }
 }
 
 TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s, int r0, int r1, void *scratch)
@@ -337,17 +357,13 @@ TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s
     stage_head *h = scratch;
     __m512i *digits = (__m512i *)(h + 1), *isum = digits + 32 * (size_t)G;
     __m512 *sumi = (__m512 *)(isum + 4 * (size_t)G);
-    const uint8_t *p[16];
-    const size_t stride = (size_t)G * HSDR_PTQ1_0_BYTES;
-    /* pointers of the stored rows r .. r + 15 (past r_end - 1: row r_end - 1) */
-#define ROWS_AT(r)                                                                                                   \
-    for (int l = 0; l < 16; l++)                                                                                     \
-        p[l] = (const uint8_t *)e->weights + (size_t)((r) + l < r1 ? (r) + l : r1 - 1) * stride
+    const uint8_t *p[16] = {NULL}; /* the stored rows' pointers (interleaved: unused) */
     /* inputs of the later stages, produced once from the first group (scratch starts zeroed: nothing ready) */
     const int need_digits = s == HSDR_STAGE_REDUCE || s == HSDR_STAGE_SCALE || s == HSDR_STAGE_MERGE;
     const int need_isum = s == HSDR_STAGE_SCALE || s == HSDR_STAGE_MERGE, need_sumi = s == HSDR_STAGE_MERGE;
     if (need_digits && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_DECODE))) {
-        ROWS_AT(first);
+        if (!interleaved)
+            rows_at(e, first, r1, p);
         for (int g = 0; g < G; g++) {
             const group16 grp = group_at(e, interleaved, p, first, g);
             walk_group(&grp, &dc, digits + 32 * g, NULL, NULL);
@@ -356,12 +372,7 @@ TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s
     }
     if (need_isum && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_REDUCE))) {
         for (int g = 0; g < G; g++)
-            for (int k = 0; k < 4; k++) { /* the raw sums; scale_rows subtracts sum q */
-                __m512i acc = _mm512_setzero_si512();
-                for (int i = 0; i < 8; i++)
-                    acc = dot4(acc, digits[32 * g + 8 * k + i], a.q + (size_t)g * HSDR_QK, 4 * (8 * k + i));
-                isum[4 * g + k] = acc;
-            }
+            reduce_group(digits + 32 * g, a.q + (size_t)g * HSDR_QK, isum + 4 * g);
         h->ready |= HSDR_STAGE_BIT(HSDR_STAGE_REDUCE);
     }
     if (need_sumi && !(h->ready & HSDR_STAGE_BIT(HSDR_STAGE_SCALE))) {
@@ -370,7 +381,8 @@ TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s
         h->ready |= HSDR_STAGE_BIT(HSDR_STAGE_SCALE);
     }
     for (int r = first; r < r1; r += 16) {
-        ROWS_AT(r);
+        if (!interleaved)
+            rows_at(e, r, r1, p);
         switch (s) {
         case HSDR_STAGE_DECODE: {
             __m512i acc = _mm512_setzero_si512();
@@ -386,12 +398,7 @@ TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s
         }
         case HSDR_STAGE_REDUCE:
             for (int g = 0; g < G; g++)
-                for (int k = 0; k < 4; k++) {
-                    __m512i acc = _mm512_setzero_si512();
-                    for (int i = 0; i < 8; i++)
-                        acc = dot4(acc, digits[32 * g + 8 * k + i], a.q + (size_t)g * HSDR_QK, 4 * (8 * k + i));
-                    isum[4 * g + k] = acc;
-                }
+                reduce_group(digits + 32 * g, a.q + (size_t)g * HSDR_QK, isum + 4 * g);
             break;
         case HSDR_STAGE_SCALE:
             for (int g = 0; g < G; g++)
@@ -408,7 +415,6 @@ TARGET static void stage_alone(const hsdr_exec *e, int interleaved, hsdr_stage s
             return;
         }
     }
-#undef ROWS_AT
 }
 
 void hsdr_cpu_avx512_stage(const hsdr_exec *e, hsdr_stage s, int r0, int r1, void *scratch)
